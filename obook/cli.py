@@ -1,0 +1,55 @@
+"""The ``obook`` command.
+
+Each feature registers its own sub-commands with a ``register(subparsers)`` function so that this
+module stays a thin dispatcher; errors caused by the user (``ObookError``) are printed without a
+traceback and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from obook import __version__
+from obook.errors import ObookError
+
+COMMAND_MODULES = (
+    "obook.commands.bench",
+    "obook.commands.play",
+    "obook.mines.cli",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="obook", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"obook {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ObookError as exc:
+        print(f"obook: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

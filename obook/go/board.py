@@ -1,0 +1,591 @@
+"""The rules of Go on a flat padded board, compiled with numba.
+
+Layout (read this first). A board of size N lives in arrays of ``W*W`` cells with ``W = N + 2``;
+point ``p = (row + 1) * W + (col + 1)`` where row 0 is the bottom line (GTP row 1) and col 0 is
+column A. The ring of cells around the board holds ``BORDER`` so that the four neighbours of any
+on-board point are ``p - W, p - 1, p + 1, p + W`` without bounds checks.
+
+Strings are circular linked lists (``next_stone``) with a representative point (``root``). Each
+root keeps *pseudo-liberties*: every (stone, empty neighbour) adjacency is counted, with the sum
+and the sum of squares of the liberty points. A string is captured when its count reaches zero,
+and it is in atari exactly when all its pseudo-liberties are the same point, i.e. when
+``count * sum_sq == sum * sum``; that point is ``sum // count``. This makes play, capture and atari
+tests O(1) per neighbour without ever counting real liberties in the hot path.
+
+All state, scalars included, is in the arrays of a ``Board`` named tuple, so a board can be passed
+to and mutated by jitted functions, copied with ``copy_board`` and never allocated in a loop.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from obook.jit import cold, hot
+
+from obook.go.zobrist import MAX_POINTS, MAX_SIZE, STONE_KEYS, WHITE_TO_MOVE_KEY
+
+EMPTY = 0
+BLACK = 1
+WHITE = 2
+BORDER = 3
+
+PASS = -1
+NO_POINT = 0  # point 0 is always a border corner, so it can mean "none" (no ko, no last move)
+
+MIN_SIZE = 2
+HISTORY_CAPACITY = 4096
+
+# Slots of Board.scalars.
+SIZE = 0
+WIDTH = 1
+TO_MOVE = 2
+KO_POINT = 3
+PASSES = 4
+N_EMPTY = 5
+MOVE_NUMBER = 6
+LAST_MOVE = 7
+N_ATARI = 8
+CAPTURED_BLACK = 9
+CAPTURED_WHITE = 10
+MARK_GENERATION = 11
+N_SCALARS = 12
+
+# Legality verdicts (is_legal_reason); 0 means legal.
+LEGAL = 0
+OCCUPIED = 1
+SUICIDE = 2
+KO = 3
+SUPERKO = 4
+OFF_BOARD = 5
+
+
+class Board(NamedTuple):
+    """Every field is an array; shapes are per board of padded width W (cells = W*W)."""
+
+    color: np.ndarray  # int8[cells]: EMPTY, BLACK, WHITE or BORDER
+    root: np.ndarray  # int32[cells]: representative point of the string at a stone
+    next_stone: np.ndarray  # int32[cells]: next stone of the same string (circular)
+    string_size: np.ndarray  # int32[cells]: stones in the string, valid at roots
+    lib_count: np.ndarray  # int32[cells]: pseudo-liberty count, valid at roots
+    lib_sum: np.ndarray  # int64[cells]: sum of pseudo-liberty points, valid at roots
+    lib_sum_sq: np.ndarray  # int64[cells]: sum of their squares, valid at roots
+    empties: np.ndarray  # int32[cells]: the empty points, first scalars[N_EMPTY] entries
+    empty_index: np.ndarray  # int32[cells]: position of an empty point in `empties`
+    atari: np.ndarray  # int32[cells]: roots that may be in atari (a superset; validate on use)
+    mark: np.ndarray  # int32[cells]: scratch marks, compared with scalars[MARK_GENERATION]
+    stack: np.ndarray  # int32[cells]: scratch stack for flood fills
+    scalars: np.ndarray  # int64[N_SCALARS]: size, width, side to move, ko point, ... (slots above)
+    hash: np.ndarray  # uint64[1]: Zobrist key of the stones (positional, side not included)
+    history: np.ndarray  # uint64[HISTORY_CAPACITY]: stone keys, [0] at the start, [m] after move m
+
+
+def new_board(size: int) -> Board:
+    """Allocate an empty board of ``size`` x ``size`` (2..19)."""
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
+    cells = (size + 2) * (size + 2)
+    board = Board(
+        color=np.empty(cells, np.int8),
+        root=np.zeros(cells, np.int32),
+        next_stone=np.zeros(cells, np.int32),
+        string_size=np.zeros(cells, np.int32),
+        lib_count=np.zeros(cells, np.int32),
+        lib_sum=np.zeros(cells, np.int64),
+        lib_sum_sq=np.zeros(cells, np.int64),
+        empties=np.zeros(cells, np.int32),
+        empty_index=np.zeros(cells, np.int32),
+        atari=np.zeros(cells, np.int32),
+        mark=np.zeros(cells, np.int32),
+        stack=np.zeros(cells, np.int32),
+        scalars=np.zeros(N_SCALARS, np.int64),
+        hash=np.zeros(1, np.uint64),
+        history=np.zeros(HISTORY_CAPACITY, np.uint64),
+    )
+    clear_board(board, size)
+    return board
+
+
+@hot
+def clear_board(b, size):
+    w = size + 2
+    s = b.scalars
+    for i in range(N_SCALARS):
+        s[i] = 0
+    s[SIZE] = size
+    s[WIDTH] = w
+    s[TO_MOVE] = BLACK
+    n = 0
+    for p in range(w * w):
+        row = p // w
+        col = p % w
+        b.mark[p] = 0
+        b.root[p] = 0
+        b.string_size[p] = 0
+        b.lib_count[p] = 0
+        b.lib_sum[p] = 0
+        b.lib_sum_sq[p] = 0
+        if row == 0 or col == 0 or row == w - 1 or col == w - 1:
+            b.color[p] = BORDER
+        else:
+            b.color[p] = EMPTY
+            b.empties[n] = p
+            b.empty_index[p] = n
+            n += 1
+    s[N_EMPTY] = n
+    b.hash[0] = np.uint64(0)
+    b.history[0] = np.uint64(0)
+
+
+@hot
+def place_setup_stones(b, points, c):
+    """Put stones of colour ``c`` on the board before the game (handicap); not moves, so the
+    move number stays 0 and the resulting position is the first entry of the superko history."""
+    s = b.scalars
+    side = s[TO_MOVE]
+    for i in range(points.shape[0]):
+        s[TO_MOVE] = c
+        play(b, points[i])
+    s[TO_MOVE] = side
+    s[MOVE_NUMBER] = 0
+    s[PASSES] = 0
+    s[KO_POINT] = NO_POINT
+    s[LAST_MOVE] = NO_POINT
+    b.history[0] = b.hash[0]
+
+
+@hot
+def copy_board(dst, src):
+    """Copy ``src`` into the preallocated ``dst`` (same size); the search's per-simulation reset."""
+    n = src.scalars[WIDTH] * src.scalars[WIDTH]
+    for p in range(n):
+        dst.color[p] = src.color[p]
+        dst.root[p] = src.root[p]
+        dst.next_stone[p] = src.next_stone[p]
+        dst.string_size[p] = src.string_size[p]
+        dst.lib_count[p] = src.lib_count[p]
+        dst.lib_sum[p] = src.lib_sum[p]
+        dst.lib_sum_sq[p] = src.lib_sum_sq[p]
+        dst.empty_index[p] = src.empty_index[p]
+    for i in range(src.scalars[N_EMPTY]):
+        dst.empties[i] = src.empties[i]
+    for i in range(src.scalars[N_ATARI]):
+        dst.atari[i] = src.atari[i]
+    for i in range(N_SCALARS):
+        dst.scalars[i] = src.scalars[i]
+    dst.hash[0] = src.hash[0]
+    for i in range(min(src.scalars[MOVE_NUMBER] + 1, HISTORY_CAPACITY)):
+        dst.history[i] = src.history[i]
+
+
+@hot(inline="always")
+def in_atari(b, r):
+    """True when the string rooted at ``r`` has exactly one (real) liberty."""
+    n = np.int64(b.lib_count[r])
+    return n * b.lib_sum_sq[r] == b.lib_sum[r] * b.lib_sum[r]
+
+
+@hot(inline="always")
+def atari_liberty(b, r):
+    return b.lib_sum[r] // b.lib_count[r]
+
+
+@hot(inline="always")
+def _add_liberty(b, r, p):
+    b.lib_count[r] += 1
+    b.lib_sum[r] += p
+    b.lib_sum_sq[r] += p * p
+
+
+@hot(inline="always")
+def _remove_liberty(b, r, p):
+    b.lib_count[r] -= 1
+    b.lib_sum[r] -= p
+    b.lib_sum_sq[r] -= p * p
+
+
+@hot(inline="always")
+def is_eye(b, p, c):
+    """The seed's approximate eye of colour ``c``: an empty point whose on-board neighbours are all
+    stones of ``c`` none of which is in atari (so filling it would never be needed)."""
+    if b.color[p] != EMPTY:
+        return False
+    w = b.scalars[WIDTH]
+    for q in (p - w, p - 1, p + 1, p + w):
+        cq = b.color[q]
+        if cq == BORDER:
+            continue
+        if cq != c:
+            return False
+        if in_atari(b, b.root[q]):
+            return False
+    return True
+
+
+@hot(inline="always")
+def simple_legality(b, p, c):
+    """Legality of ``c`` playing at ``p`` under simple ko; returns LEGAL or the reason."""
+    if b.color[p] != EMPTY:
+        return OCCUPIED if b.color[p] != BORDER else OFF_BOARD
+    if p == b.scalars[KO_POINT] and c == b.scalars[TO_MOVE]:
+        return KO
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    for q in (p - w, p - 1, p + 1, p + w):
+        cq = b.color[q]
+        if cq == EMPTY:
+            return LEGAL
+        if cq == c:
+            if not in_atari(b, b.root[q]):
+                return LEGAL
+        elif cq == opp:
+            if in_atari(b, b.root[q]):
+                return LEGAL
+    return SUICIDE
+
+
+@hot(inline="always")
+def is_legal(b, p, c):
+    return simple_legality(b, p, c) == LEGAL
+
+
+@hot
+def hash_after(b, p, c):
+    """The stone key after ``c`` plays a legal move at ``p`` (for superko), without playing it."""
+    h = b.hash[0] ^ STONE_KEYS[c, p]
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    gen = _next_mark(b)
+    for q in (p - w, p - 1, p + 1, p + w):
+        if b.color[q] == opp:
+            r = b.root[q]
+            if in_atari(b, r) and b.mark[r] != gen:
+                b.mark[r] = gen
+                s = r
+                while True:
+                    h ^= STONE_KEYS[opp, s]
+                    s = b.next_stone[s]
+                    if s == r:
+                        break
+    return h
+
+
+@hot
+def superko_legality(b, p, c):
+    """Legality under positional superko: simple rules, then no repetition of any earlier position."""
+    reason = simple_legality(b, p, c)
+    if reason != LEGAL:
+        return reason
+    h = hash_after(b, p, c)
+    kept = min(b.scalars[MOVE_NUMBER] + 1, HISTORY_CAPACITY)
+    for i in range(kept):
+        if b.history[i] == h:
+            return SUPERKO
+    return LEGAL
+
+
+@hot(inline="always")
+def _next_mark(b):
+    b.scalars[MARK_GENERATION] += 1
+    return np.int32(b.scalars[MARK_GENERATION])
+
+
+@hot(inline="always")
+def _remove_empty(b, p):
+    s = b.scalars
+    i = b.empty_index[p]
+    last = b.empties[s[N_EMPTY] - 1]
+    b.empties[i] = last
+    b.empty_index[last] = i
+    s[N_EMPTY] -= 1
+
+
+@hot(inline="always")
+def _add_empty(b, p):
+    s = b.scalars
+    n = s[N_EMPTY]
+    b.empties[n] = p
+    b.empty_index[p] = n
+    s[N_EMPTY] = n + 1
+
+
+@hot(inline="always")
+def _capture_string(b, r):
+    """Remove the string rooted at ``r``; its stones become liberties of the strings around them."""
+    w = b.scalars[WIDTH]
+    c = b.color[r]
+    opp = 3 - c
+    h = b.hash[0]
+    count = 0
+    s = r
+    while True:
+        b.color[s] = EMPTY
+        h ^= STONE_KEYS[c, s]
+        _add_empty(b, s)
+        count += 1
+        s = b.next_stone[s]
+        if s == r:
+            break
+    # Second pass: the stones are now empty, so neighbouring strings gain them as liberties.
+    s = r
+    while True:
+        for q in (s - w, s - 1, s + 1, s + w):
+            if b.color[q] == opp:
+                _add_liberty(b, b.root[q], s)
+        s = b.next_stone[s]
+        if s == r:
+            break
+    b.hash[0] = h
+    return count
+
+
+@hot(inline="always")
+def _merge_strings(b, r1, r2):
+    """Merge two strings; the smaller is relabelled. Returns the surviving root."""
+    if b.string_size[r1] < b.string_size[r2]:
+        r1, r2 = r2, r1
+    s = r2
+    while True:
+        b.root[s] = r1
+        s = b.next_stone[s]
+        if s == r2:
+            break
+    n1 = b.next_stone[r1]
+    b.next_stone[r1] = b.next_stone[r2]
+    b.next_stone[r2] = n1
+    b.string_size[r1] += b.string_size[r2]
+    b.lib_count[r1] += b.lib_count[r2]
+    b.lib_sum[r1] += b.lib_sum[r2]
+    b.lib_sum_sq[r1] += b.lib_sum_sq[r2]
+    return r1
+
+
+@hot(inline="always")
+def play(b, p):
+    """Play a move for the side to move, which the caller has checked is legal (or PASS).
+
+    Returns the number of stones captured."""
+    s = b.scalars
+    c = np.int8(s[TO_MOVE])
+    opp = np.int8(3 - c)
+    s[TO_MOVE] = opp
+    s[LAST_MOVE] = p
+    if p == PASS:
+        s[PASSES] += 1
+        s[KO_POINT] = NO_POINT
+        _record_history(b)
+        return 0
+    s[PASSES] = 0
+    w = s[WIDTH]
+    _remove_empty(b, p)
+    b.color[p] = c
+    b.hash[0] ^= STONE_KEYS[c, p]
+    b.root[p] = p
+    b.next_stone[p] = p
+    b.string_size[p] = 1
+    b.lib_count[p] = 0
+    b.lib_sum[p] = 0
+    b.lib_sum_sq[p] = 0
+    for q in (p - w, p - 1, p + 1, p + w):
+        cq = b.color[q]
+        if cq == EMPTY:
+            _add_liberty(b, p, q)
+        elif cq == c or cq == opp:
+            _remove_liberty(b, b.root[q], p)
+    captured = 0
+    ko_candidate = NO_POINT
+    for q in (p - w, p - 1, p + 1, p + w):
+        if b.color[q] == opp:
+            rq = b.root[q]
+            if b.lib_count[rq] == 0:
+                n = _capture_string(b, rq)
+                captured += n
+                if n == 1:
+                    ko_candidate = q
+            elif in_atari(b, rq):
+                b.atari[s[N_ATARI]] = rq
+                s[N_ATARI] += 1
+    r = p
+    for q in (p - w, p - 1, p + 1, p + w):
+        if b.color[q] == c:
+            rq = b.root[q]
+            if rq != r:
+                r = _merge_strings(b, r, rq)
+    if in_atari(b, r):
+        b.atari[s[N_ATARI]] = r
+        s[N_ATARI] += 1
+    if captured == 1 and b.string_size[r] == 1 and in_atari(b, r):
+        s[KO_POINT] = ko_candidate
+    else:
+        s[KO_POINT] = NO_POINT
+    if c == BLACK:
+        s[CAPTURED_WHITE] += captured
+    else:
+        s[CAPTURED_BLACK] += captured
+    _record_history(b)
+    return captured
+
+
+@hot(inline="always")
+def _record_history(b):
+    s = b.scalars
+    m = s[MOVE_NUMBER] + 1
+    if m < HISTORY_CAPACITY:
+        b.history[m] = b.hash[0]
+    s[MOVE_NUMBER] = m
+
+
+@hot(inline="always")
+def compact_atari(b, c):
+    """Drop stale entries from the atari list and return how many strings of colour ``c`` in it
+    are in atari now (they come first in ``b.atari`` on return, deduplicated)."""
+    s = b.scalars
+    gen = _next_mark(b)
+    n = s[N_ATARI]
+    keep = 0
+    for i in range(n):
+        r = b.atari[i]
+        if b.color[r] != EMPTY and b.color[r] != BORDER and b.root[r] == r and b.mark[r] != gen:
+            if in_atari(b, r):
+                b.mark[r] = gen
+                b.atari[keep] = r
+                keep += 1
+    s[N_ATARI] = keep
+    # Stable partition so that colour c comes first.
+    first = 0
+    for i in range(keep):
+        r = b.atari[i]
+        if b.color[r] == c:
+            b.atari[i] = b.atari[first]
+            b.atari[first] = r
+            first += 1
+    return first
+
+
+@hot
+def is_game_over(b):
+    return b.scalars[PASSES] >= 2
+
+
+@hot
+def area_counts(b):
+    """Chinese area: (black stones + empty regions reaching only black, same for white)."""
+    w = b.scalars[WIDTH]
+    cells = w * w
+    black = 0
+    white = 0
+    gen = _next_mark(b)
+    stack = b.stack
+    for p in range(cells):
+        c = b.color[p]
+        if c == BLACK:
+            black += 1
+        elif c == WHITE:
+            white += 1
+        elif c == EMPTY and b.mark[p] != gen:
+            size = 0
+            reaches = 0
+            top = 0
+            stack[top] = p
+            top += 1
+            b.mark[p] = gen
+            while top > 0:
+                top -= 1
+                e = stack[top]
+                size += 1
+                for q in (e - w, e - 1, e + 1, e + w):
+                    cq = b.color[q]
+                    if cq == EMPTY:
+                        if b.mark[q] != gen:
+                            b.mark[q] = gen
+                            stack[top] = q
+                            top += 1
+                    elif cq == BLACK:
+                        reaches |= 1
+                    elif cq == WHITE:
+                        reaches |= 2
+            if reaches == 1:
+                black += size
+            elif reaches == 2:
+                white += size
+    return black, white
+
+
+@hot
+def area_score(b, komi):
+    """Black's area minus White's area minus komi (positive: Black wins)."""
+    black, white = area_counts(b)
+    return black - white - komi
+
+
+@hot(inline="always")
+def settled_area_score(b, komi):
+    """Area score for a playout's final position, where every empty point is a single-point region
+    (an empty point next to another empty point is always a legal non-eye move, so a playout that
+    ended by two passes has none): each empty point belongs to the colour of its neighbours."""
+    w = b.scalars[WIDTH]
+    score = 0
+    for p in range(w + 1, w * (w - 1) - 1):
+        c = b.color[p]
+        if c == BLACK:
+            score += 1
+        elif c == WHITE:
+            score -= 1
+        elif c == EMPTY:
+            reaches = 0
+            for q in (p - w, p - 1, p + 1, p + w):
+                cq = b.color[q]
+                if cq == BLACK:
+                    reaches |= 1
+                elif cq == WHITE:
+                    reaches |= 2
+            if reaches == 1:
+                score += 1
+            elif reaches == 2:
+                score -= 1
+    return score - komi
+
+
+@hot
+def recompute_hash(b):
+    """The stone key computed from scratch (the incremental one must always equal it)."""
+    w = b.scalars[WIDTH]
+    h = np.uint64(0)
+    for p in range(w * w):
+        c = b.color[p]
+        if c == BLACK or c == WHITE:
+            h ^= STONE_KEYS[c, p]
+    return h
+
+
+@hot
+def position_key(b):
+    """Key of the position as a game state: stones, side to move and the ko point."""
+    h = b.hash[0]
+    if b.scalars[TO_MOVE] == WHITE:
+        h ^= WHITE_TO_MOVE_KEY
+    ko = b.scalars[KO_POINT]
+    if ko != NO_POINT:
+        h ^= STONE_KEYS[0, ko]
+    return h
+
+
+@hot
+def real_liberties(b, r):
+    """Count the distinct liberties of the string rooted at ``r`` (not for hot loops)."""
+    w = b.scalars[WIDTH]
+    gen = _next_mark(b)
+    n = 0
+    s = r
+    while True:
+        for q in (s - w, s - 1, s + 1, s + w):
+            if b.color[q] == EMPTY and b.mark[q] != gen:
+                b.mark[q] = gen
+                n += 1
+        s = b.next_stone[s]
+        if s == r:
+            break
+    return n
+
+
+assert MAX_POINTS == STONE_KEYS.shape[1]

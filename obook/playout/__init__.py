@@ -1,0 +1,1 @@
+"""Playout policies: how a random game chooses its moves (see ``policies.py``)."""
