@@ -8,7 +8,36 @@ hot code never allocates, so it does not need the counts. Anything that allocate
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
+import numba
 from numba import njit
+
+
+def _source_digest() -> str:
+    """A digest of every source file of the package.
+
+    Numba keys a cached function by its own file only, so after an edit to ``board.py`` the cached
+    ``policies.playout`` would keep running the old rules. Caching under a directory named after
+    the whole package's source makes any change start a fresh cache."""
+    digest = hashlib.sha256()
+    root = Path(__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("OBOOK_NUMBA_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache"), "obook", "numba"
+    )
+    return Path(base) / _source_digest()
+
+
+numba.config.CACHE_DIR = str(_cache_dir())
 
 
 def hot(fn=None, **options):

@@ -12,6 +12,14 @@ and it is in atari exactly when all its pseudo-liberties are the same point, i.e
 ``count * sum_sq == sum * sum``; that point is ``sum // count``. This makes play, capture and atari
 tests O(1) per neighbour without ever counting real liberties in the hot path.
 
+Each point also keeps ``nbr``, its neighbours counted by kind in one int32 (``NBR_EMPTY`` units for
+empty neighbours, ``nbr_unit(c)`` units for neighbours of colour ``c`` or off the board), so that the
+playouts' two questions, "could this be an eye of ``c``?" and "does this point touch an empty one?",
+are one load and a mask instead of four loads and branches.
+
+Hot code indexes with unsigned integers (``_u``): numba adds a negative-index wrap-around to every
+access with a signed index, and with the board's many arrays that doubled the work of each access.
+
 All state, scalars included, is in the arrays of a ``Board`` named tuple, so a board can be passed
 to and mutated by jitted functions, copied with ``copy_board`` and never allocated in a loop.
 """
@@ -32,6 +40,9 @@ BORDER = 3
 
 PASS = -1
 NO_POINT = 0  # point 0 is always a border corner, so it can mean "none" (no ko, no last move)
+
+NBR_EMPTY = 1  # nbr[p] counts empty neighbours in bits 0-3, colour c's (and border) in 4c..4c+3
+NBR_BORDER = (1 << 4) | (1 << 8)
 
 MIN_SIZE = 2
 HISTORY_CAPACITY = 4096
@@ -78,6 +89,16 @@ class Board(NamedTuple):
     scalars: np.ndarray  # int64[N_SCALARS]: size, width, side to move, ko point, ... (slots above)
     hash: np.ndarray  # uint64[1]: Zobrist key of the stones (positional, side not included)
     history: np.ndarray  # uint64[HISTORY_CAPACITY]: stone keys, [0] at the start, [m] after move m
+    nbr: np.ndarray  # int32[cells]: neighbour counts by kind at on-board points (see NBR_EMPTY)
+
+
+_u = np.uint64
+
+
+@hot(inline="always")
+def nbr_unit(c):
+    """The amount one neighbour of colour ``c`` (BLACK or WHITE) adds to ``nbr``."""
+    return np.int32(1) << np.int32(4 * c)
 
 
 def new_board(size: int) -> Board:
@@ -101,6 +122,7 @@ def new_board(size: int) -> Board:
         scalars=np.zeros(N_SCALARS, np.int64),
         hash=np.zeros(1, np.uint64),
         history=np.zeros(HISTORY_CAPACITY, np.uint64),
+        nbr=np.zeros(cells, np.int32),
     )
     clear_board(board, size)
     return board
@@ -125,6 +147,7 @@ def clear_board(b, size):
         b.lib_count[p] = 0
         b.lib_sum[p] = 0
         b.lib_sum_sq[p] = 0
+        b.nbr[p] = 0
         if row == 0 or col == 0 or row == w - 1 or col == w - 1:
             b.color[p] = BORDER
         else:
@@ -133,6 +156,12 @@ def clear_board(b, size):
             b.empty_index[p] = n
             n += 1
     s[N_EMPTY] = n
+    for i in range(n):
+        p = b.empties[i]
+        k = 0
+        for q in (p - w, p - 1, p + 1, p + w):
+            k += NBR_BORDER if b.color[q] == BORDER else NBR_EMPTY
+        b.nbr[p] = k
     b.hash[0] = np.uint64(0)
     b.history[0] = np.uint64(0)
 
@@ -157,96 +186,144 @@ def place_setup_stones(b, points, c):
 @hot
 def copy_board(dst, src):
     """Copy ``src`` into the preallocated ``dst`` (same size); the search's per-simulation reset."""
-    n = src.scalars[WIDTH] * src.scalars[WIDTH]
-    for p in range(n):
-        dst.color[p] = src.color[p]
-        dst.root[p] = src.root[p]
-        dst.next_stone[p] = src.next_stone[p]
-        dst.string_size[p] = src.string_size[p]
-        dst.lib_count[p] = src.lib_count[p]
-        dst.lib_sum[p] = src.lib_sum[p]
-        dst.lib_sum_sq[p] = src.lib_sum_sq[p]
-        dst.empty_index[p] = src.empty_index[p]
-    for i in range(src.scalars[N_EMPTY]):
-        dst.empties[i] = src.empties[i]
-    for i in range(src.scalars[N_ATARI]):
-        dst.atari[i] = src.atari[i]
+    n = _u(src.scalars[WIDTH] * src.scalars[WIDTH])
+    _copy(dst.color, src.color, n)
+    _copy(dst.root, src.root, n)
+    _copy(dst.next_stone, src.next_stone, n)
+    _copy(dst.string_size, src.string_size, n)
+    _copy(dst.lib_count, src.lib_count, n)
+    _copy(dst.lib_sum, src.lib_sum, n)
+    _copy(dst.lib_sum_sq, src.lib_sum_sq, n)
+    _copy(dst.empty_index, src.empty_index, n)
+    _copy(dst.nbr, src.nbr, n)
+    _copy(dst.empties, src.empties, _u(src.scalars[N_EMPTY]))
+    _copy(dst.atari, src.atari, _u(src.scalars[N_ATARI]))
+    generation = dst.scalars[MARK_GENERATION]  # dst's marks were made with its own counter
     for i in range(N_SCALARS):
         dst.scalars[i] = src.scalars[i]
+    dst.scalars[MARK_GENERATION] = max(generation, src.scalars[MARK_GENERATION])
     dst.hash[0] = src.hash[0]
-    for i in range(min(src.scalars[MOVE_NUMBER] + 1, HISTORY_CAPACITY)):
-        dst.history[i] = src.history[i]
+    _copy(dst.history, src.history, _u(min(src.scalars[MOVE_NUMBER] + 1, HISTORY_CAPACITY)))
+
+
+@hot(inline="always")
+def _copy(dst, src, n):
+    """Separate loops per array let LLVM vectorize each copy."""
+    for i in range(n):
+        dst[i] = src[i]
 
 
 @hot(inline="always")
 def in_atari(b, r):
     """True when the string rooted at ``r`` has exactly one (real) liberty."""
-    n = np.int64(b.lib_count[r])
-    return n * b.lib_sum_sq[r] == b.lib_sum[r] * b.lib_sum[r]
+    u = _u(r)
+    n = np.int64(b.lib_count[u])
+    m = b.lib_sum[u]
+    return n * b.lib_sum_sq[u] == m * m
 
 
 @hot(inline="always")
 def atari_liberty(b, r):
-    return b.lib_sum[r] // b.lib_count[r]
+    return b.lib_sum[_u(r)] // b.lib_count[_u(r)]
 
 
 @hot(inline="always")
 def _add_liberty(b, r, p):
-    b.lib_count[r] += 1
-    b.lib_sum[r] += p
-    b.lib_sum_sq[r] += p * p
+    u = _u(r)
+    b.lib_count[u] += 1
+    b.lib_sum[u] += p
+    b.lib_sum_sq[u] += p * p
 
 
 @hot(inline="always")
 def _remove_liberty(b, r, p):
-    b.lib_count[r] -= 1
-    b.lib_sum[r] -= p
-    b.lib_sum_sq[r] -= p * p
+    u = _u(r)
+    b.lib_count[u] -= 1
+    b.lib_sum[u] -= p
+    b.lib_sum_sq[u] -= p * p
+
+
+@hot(inline="always")
+def _own_neighbours_safe(b, p, c):
+    """For a point whose on-board neighbours are all ``c``: (some of them is in atari, some is not)."""
+    w = b.scalars[WIDTH]
+    color = b.color
+    root = b.root
+    some_atari = False
+    some_safe = False
+    for q in (p - w, p - 1, p + 1, p + w):
+        if color[_u(q)] == c:
+            if in_atari(b, root[_u(q)]):
+                some_atari = True
+            else:
+                some_safe = True
+    return some_atari, some_safe
+
+
+@hot(inline="always")
+def _saving_neighbour(b, p, c):
+    """True when playing ``c`` at ``p`` (no empty neighbour) keeps a liberty: it joins a string of
+    its own that is not in atari or captures a string in atari."""
+    w = b.scalars[WIDTH]
+    color = b.color
+    root = b.root
+    opp = 3 - c
+    for q in (p - w, p - 1, p + 1, p + w):
+        cq = color[_u(q)]
+        if cq == c:
+            if not in_atari(b, root[_u(q)]):
+                return True
+        elif cq == opp:
+            if in_atari(b, root[_u(q)]):
+                return True
+    return False
 
 
 @hot(inline="always")
 def is_eye(b, p, c):
     """The seed's approximate eye of colour ``c``: an empty point whose on-board neighbours are all
     stones of ``c`` none of which is in atari (so filling it would never be needed)."""
-    if b.color[p] != EMPTY:
+    if p < 0 or b.color[_u(p)] != EMPTY:
         return False
-    w = b.scalars[WIDTH]
-    for q in (p - w, p - 1, p + 1, p + w):
-        cq = b.color[q]
-        if cq == BORDER:
-            continue
-        if cq != c:
-            return False
-        if in_atari(b, b.root[q]):
-            return False
-    return True
+    if (b.nbr[_u(p)] >> (4 * c)) & 15 != 4:
+        return False
+    some_atari, some_safe = _own_neighbours_safe(b, p, c)
+    return not some_atari
 
 
 @hot(inline="always")
 def simple_legality(b, p, c):
     """Legality of ``c`` playing at ``p`` under simple ko; returns LEGAL or the reason."""
-    if b.color[p] != EMPTY:
-        return OCCUPIED if b.color[p] != BORDER else OFF_BOARD
+    if p < 0:
+        return OFF_BOARD
+    cp = b.color[_u(p)]
+    if cp != EMPTY:
+        return OCCUPIED if cp != BORDER else OFF_BOARD
     if p == b.scalars[KO_POINT] and c == b.scalars[TO_MOVE]:
         return KO
-    w = b.scalars[WIDTH]
-    opp = 3 - c
-    for q in (p - w, p - 1, p + 1, p + w):
-        cq = b.color[q]
-        if cq == EMPTY:
-            return LEGAL
-        if cq == c:
-            if not in_atari(b, b.root[q]):
-                return LEGAL
-        elif cq == opp:
-            if in_atari(b, b.root[q]):
-                return LEGAL
-    return SUICIDE
+    if b.nbr[_u(p)] & 15 != 0:
+        return LEGAL
+    return LEGAL if _saving_neighbour(b, p, c) else SUICIDE
 
 
 @hot(inline="always")
 def is_legal(b, p, c):
     return simple_legality(b, p, c) == LEGAL
+
+
+@hot(inline="always")
+def is_valid_move(b, p, c):
+    """``is_legal(b, p, c) and not is_eye(b, p, c)`` for an empty point ``p`` and ``c`` to move:
+    the playouts' test, decided from ``nbr`` alone for most points."""
+    if p == b.scalars[KO_POINT]:
+        return False
+    n = b.nbr[_u(p)]
+    if (n >> (4 * c)) & 15 == 4:
+        some_atari, some_safe = _own_neighbours_safe(b, p, c)
+        return some_atari and some_safe
+    if n & 15 != 0:
+        return True
+    return _saving_neighbour(b, p, c)
 
 
 @hot
@@ -293,10 +370,10 @@ def _next_mark(b):
 @hot(inline="always")
 def _remove_empty(b, p):
     s = b.scalars
-    i = b.empty_index[p]
-    last = b.empties[s[N_EMPTY] - 1]
-    b.empties[i] = last
-    b.empty_index[last] = i
+    i = b.empty_index[_u(p)]
+    last = b.empties[_u(s[N_EMPTY] - 1)]
+    b.empties[_u(i)] = last
+    b.empty_index[_u(last)] = i
     s[N_EMPTY] -= 1
 
 
@@ -304,8 +381,8 @@ def _remove_empty(b, p):
 def _add_empty(b, p):
     s = b.scalars
     n = s[N_EMPTY]
-    b.empties[n] = p
-    b.empty_index[p] = n
+    b.empties[_u(n)] = p
+    b.empty_index[_u(p)] = n
     s[N_EMPTY] = n + 1
 
 
@@ -313,26 +390,25 @@ def _add_empty(b, p):
 def _capture_string(b, r):
     """Remove the string rooted at ``r``; its stones become liberties of the strings around them."""
     w = b.scalars[WIDTH]
-    c = b.color[r]
+    color = b.color
+    nbr = b.nbr
+    c = color[_u(r)]
     opp = 3 - c
+    back = NBR_EMPTY - nbr_unit(c)
     h = b.hash[0]
     count = 0
     s = r
     while True:
-        b.color[s] = EMPTY
-        h ^= STONE_KEYS[c, s]
+        color[_u(s)] = EMPTY
+        h ^= STONE_KEYS[_u(c), _u(s)]
         _add_empty(b, s)
         count += 1
-        s = b.next_stone[s]
-        if s == r:
-            break
-    # Second pass: the stones are now empty, so neighbouring strings gain them as liberties.
-    s = r
-    while True:
+        # The other stones of the string are not ``opp``, emptied yet or not.
         for q in (s - w, s - 1, s + 1, s + w):
-            if b.color[q] == opp:
-                _add_liberty(b, b.root[q], s)
-        s = b.next_stone[s]
+            nbr[_u(q)] += back
+            if color[_u(q)] == opp:
+                _add_liberty(b, b.root[_u(q)], s)
+        s = b.next_stone[_u(s)]
         if s == r:
             break
     b.hash[0] = h
@@ -342,21 +418,26 @@ def _capture_string(b, r):
 @hot(inline="always")
 def _merge_strings(b, r1, r2):
     """Merge two strings; the smaller is relabelled. Returns the surviving root."""
-    if b.string_size[r1] < b.string_size[r2]:
+    size = b.string_size
+    if size[_u(r1)] < size[_u(r2)]:
         r1, r2 = r2, r1
+    u1 = _u(r1)
+    u2 = _u(r2)
+    root = b.root
+    nxt = b.next_stone
     s = r2
     while True:
-        b.root[s] = r1
-        s = b.next_stone[s]
+        root[_u(s)] = r1
+        s = nxt[_u(s)]
         if s == r2:
             break
-    n1 = b.next_stone[r1]
-    b.next_stone[r1] = b.next_stone[r2]
-    b.next_stone[r2] = n1
-    b.string_size[r1] += b.string_size[r2]
-    b.lib_count[r1] += b.lib_count[r2]
-    b.lib_sum[r1] += b.lib_sum[r2]
-    b.lib_sum_sq[r1] += b.lib_sum_sq[r2]
+    n1 = nxt[u1]
+    nxt[u1] = nxt[u2]
+    nxt[u2] = n1
+    size[u1] += size[u2]
+    b.lib_count[u1] += b.lib_count[u2]
+    b.lib_sum[u1] += b.lib_sum[u2]
+    b.lib_sum_sq[u1] += b.lib_sum_sq[u2]
     return r1
 
 
@@ -366,8 +447,8 @@ def play(b, p):
 
     Returns the number of stones captured."""
     s = b.scalars
-    c = np.int8(s[TO_MOVE])
-    opp = np.int8(3 - c)
+    c = s[TO_MOVE]
+    opp = 3 - c
     s[TO_MOVE] = opp
     s[LAST_MOVE] = p
     if p == PASS:
@@ -377,51 +458,66 @@ def play(b, p):
         return 0
     s[PASSES] = 0
     w = s[WIDTH]
+    color = b.color
+    root = b.root
+    nbr = b.nbr
+    up = _u(p)
     _remove_empty(b, p)
-    b.color[p] = c
-    b.hash[0] ^= STONE_KEYS[c, p]
-    b.root[p] = p
-    b.next_stone[p] = p
-    b.string_size[p] = 1
-    b.lib_count[p] = 0
-    b.lib_sum[p] = 0
-    b.lib_sum_sq[p] = 0
-    for q in (p - w, p - 1, p + 1, p + w):
-        cq = b.color[q]
-        if cq == EMPTY:
-            _add_liberty(b, p, q)
-        elif cq == c or cq == opp:
-            _remove_liberty(b, b.root[q], p)
-    captured = 0
-    ko_candidate = NO_POINT
-    for q in (p - w, p - 1, p + 1, p + w):
-        if b.color[q] == opp:
-            rq = b.root[q]
-            if b.lib_count[rq] == 0:
-                n = _capture_string(b, rq)
-                captured += n
-                if n == 1:
-                    ko_candidate = q
-            elif in_atari(b, rq):
-                b.atari[s[N_ATARI]] = rq
-                s[N_ATARI] += 1
+    color[up] = c
+    b.hash[0] ^= STONE_KEYS[_u(c), up]
+    root[up] = p
+    b.next_stone[up] = p
+    b.string_size[up] = 1
+    b.lib_count[up] = 0
+    b.lib_sum[up] = 0
+    b.lib_sum_sq[up] = 0
+    # One pass: liberties of the new stone, the point taken from its neighbours, and merges (in the
+    # order and with the roots that merging after the captures would give).
+    gain = nbr_unit(c) - NBR_EMPTY
     r = p
+    touches_opp = False
     for q in (p - w, p - 1, p + 1, p + w):
-        if b.color[q] == c:
-            rq = b.root[q]
+        uq = _u(q)
+        nbr[uq] += gain
+        cq = color[uq]
+        if cq == EMPTY:
+            _add_liberty(b, r, q)
+        elif cq == c:
+            rq = root[uq]
+            _remove_liberty(b, rq, p)
             if rq != r:
                 r = _merge_strings(b, r, rq)
+        elif cq == opp:
+            _remove_liberty(b, root[uq], p)
+            touches_opp = True
+    captured = 0
+    ko_candidate = NO_POINT
+    if touches_opp:
+        for q in (p - w, p - 1, p + 1, p + w):
+            if color[_u(q)] == opp:
+                rq = root[_u(q)]
+                if b.lib_count[_u(rq)] == 0:
+                    n = _capture_string(b, rq)
+                    captured += n
+                    if n == 1:
+                        ko_candidate = q
+                elif in_atari(b, rq):
+                    b.atari[_u(s[N_ATARI])] = rq
+                    s[N_ATARI] += 1
     if in_atari(b, r):
-        b.atari[s[N_ATARI]] = r
+        b.atari[_u(s[N_ATARI])] = r
         s[N_ATARI] += 1
-    if captured == 1 and b.string_size[r] == 1 and in_atari(b, r):
-        s[KO_POINT] = ko_candidate
+        if captured == 1 and b.string_size[_u(r)] == 1:
+            s[KO_POINT] = ko_candidate
+        else:
+            s[KO_POINT] = NO_POINT
     else:
         s[KO_POINT] = NO_POINT
-    if c == BLACK:
-        s[CAPTURED_WHITE] += captured
-    else:
-        s[CAPTURED_BLACK] += captured
+    if captured != 0:
+        if c == BLACK:
+            s[CAPTURED_WHITE] += captured
+        else:
+            s[CAPTURED_BLACK] += captured
     _record_history(b)
     return captured
 
@@ -431,7 +527,7 @@ def _record_history(b):
     s = b.scalars
     m = s[MOVE_NUMBER] + 1
     if m < HISTORY_CAPACITY:
-        b.history[m] = b.hash[0]
+        b.history[_u(m)] = b.hash[0]
     s[MOVE_NUMBER] = m
 
 

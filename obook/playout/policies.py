@@ -29,8 +29,8 @@ from obook.go.board import (
     atari_liberty,
     copy_board,
     compact_atari,
-    is_eye,
-    is_legal,
+    _u,
+    is_valid_move,
     play,
     settled_area_score,
 )
@@ -49,15 +49,15 @@ def _uniform_valid_move(b, c, rng, excluded_gen):
     index = b.empty_index
     while k > 0:
         i = rand_below(rng, k)
-        p = empties[i]
-        if b.mark[p] != excluded_gen and not is_eye(b, p, c) and is_legal(b, p, c):
+        p = empties[_u(i)]
+        if (excluded_gen < 0 or b.mark[_u(p)] != excluded_gen) and is_valid_move(b, p, c):
             return p
         k -= 1
-        last = empties[k]
-        empties[i] = last
-        index[last] = i
-        empties[k] = p
-        index[p] = k
+        last = empties[_u(k)]
+        empties[_u(i)] = last
+        index[_u(last)] = i
+        empties[_u(k)] = p
+        index[_u(p)] = k
     return PASS
 
 

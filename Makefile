@@ -1,0 +1,34 @@
+# The two quick-start commands: `make run` (main job) and `make test` (the test suite).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+GNUGO := /usr/games/gnugo
+
+.PHONY: run test gnugo bench clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+# GNU Go 3.8 is the rules oracle of the tests; install it from Debian when we can.
+gnugo:
+	@if [ ! -x $(GNUGO) ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    (apt-get install -y -qq gnugo >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq gnugo)) >/dev/null; \
+	  else echo "GNU Go not installed: its comparison tests will be skipped (apt-get install gnugo)"; fi; \
+	fi
+
+run: $(VENV)/.installed
+	$(VENV)/bin/obook playout --size 9 --policy atari50 --seed 1
+	$(VENV)/bin/obook bench playouts --size 9 --policy light --seconds 3
+	$(VENV)/bin/obook bench playouts --size 9 --policy atari50 --seconds 3
+
+test: $(VENV)/.installed gnugo
+	$(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

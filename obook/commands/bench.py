@@ -1,0 +1,117 @@
+"""``obook bench``: speed figures of the engine (run by hand, never in the tests)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from obook.errors import ObookError
+
+
+def register(subparsers) -> None:
+    bench = subparsers.add_parser("bench", help="measure engine speed")
+    kinds = bench.add_subparsers(dest="bench_kind", metavar="KIND")
+    playouts = kinds.add_parser("playouts", help="random playouts per second on one core")
+    playouts.add_argument("--size", type=int, default=9)
+    playouts.add_argument("--policy", default="light", help="light or atari50")
+    playouts.add_argument("--seconds", type=float, default=5.0)
+    playouts.add_argument("--komi", type=float, default=7.5)
+    playouts.add_argument("--seed", type=int, default=1)
+    playouts.add_argument("--json", action="store_true", help="print one JSON object")
+    playouts.set_defaults(func=run_playouts)
+    startup = kinds.add_parser("startup", help="engine start-up time with an empty and a warm numba cache")
+    startup.add_argument("--json", action="store_true")
+    startup.set_defaults(func=run_startup)
+    bench.set_defaults(func=lambda args: bench.print_help() or 2)
+
+
+def measure_playouts(size: int, policy_name: str, seconds: float, komi: float, seed: int) -> dict:
+    """Run playouts from the empty board in batches for about ``seconds``; all inside numba."""
+    started = time.perf_counter()
+    from obook.go.board import MIN_SIZE, new_board
+    from obook.go.zobrist import MAX_SIZE
+    from obook.playout.policies import POLICY_NAMES, new_scratch, playout_batch
+    from obook.rng import make_rng
+
+    if policy_name not in POLICY_NAMES:
+        raise ObookError(f"unknown policy {policy_name!r}; choose from {', '.join(POLICY_NAMES)}")
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise ObookError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
+    if seconds <= 0:
+        raise ObookError("--seconds must be positive")
+    policy = POLICY_NAMES[policy_name]
+    start, work = new_board(size), new_board(size)
+    scratch = new_scratch(start)
+    rng = make_rng(seed)
+    playout_batch(start, work, policy, rng, komi, scratch, 1)
+    ready = time.perf_counter() - started
+    playouts = wins = moves = 0
+    batch = 256
+    t0 = time.perf_counter()
+    while True:
+        w, m, _ = playout_batch(start, work, policy, rng, komi, scratch, batch)
+        playouts += batch
+        wins += w
+        moves += m
+        elapsed = time.perf_counter() - t0
+        if elapsed >= seconds:
+            break
+        batch = max(256, min(batch * 2, int(playouts / elapsed * 0.5)))
+    return {
+        "size": size,
+        "policy": policy_name,
+        "komi": komi,
+        "seconds": round(elapsed, 3),
+        "playouts": playouts,
+        "playouts_per_second": round(playouts / elapsed, 1),
+        "moves_per_playout": round(moves / playouts, 2),
+        "moves_per_second": round(moves / elapsed, 1),
+        "black_win_rate": round(wins / playouts, 4),
+        "engine_ready_seconds": round(ready, 3),
+    }
+
+
+def run_playouts(args: argparse.Namespace) -> int:
+    result = measure_playouts(args.size, args.policy, args.seconds, args.komi, args.seed)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(
+            f"{result['policy']} playouts, {result['size']}x{result['size']}, komi {result['komi']}, one core: "
+            f"{result['playouts_per_second']:,.0f} playouts/s, {result['moves_per_playout']} moves/playout, "
+            f"Black wins {100 * result['black_win_rate']:.1f}% "
+            f"({result['playouts']:,} playouts in {result['seconds']} s; engine ready in {result['engine_ready_seconds']} s)"
+        )
+    return 0
+
+
+def run_startup(args: argparse.Namespace) -> int:
+    """Time a fresh process that loads the engine and runs one playout, first with an empty numba
+    cache (everything compiles) and then again with the cache it left (everything loads)."""
+    code = (
+        "import time; t=time.perf_counter(); from obook.commands.bench import measure_playouts; "
+        "measure_playouts(9, 'light', 0.001, 7.5, 1); measure_playouts(9, 'atari50', 0.001, 7.5, 1); "
+        "print(time.perf_counter()-t)"
+    )
+    figures = {}
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, OBOOK_NUMBA_CACHE=cache)
+        for label in ("first_run_seconds", "warm_start_seconds"):
+            t0 = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise ObookError(f"the start-up probe failed: {done.stderr.strip()[-500:]}")
+            figures[label] = round(time.perf_counter() - t0, 2)
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print(
+            f"engine start-up (new process, import + one light and one atari-50 playout): "
+            f"first run {figures['first_run_seconds']} s (compiling), warm {figures['warm_start_seconds']} s (cached)"
+        )
+    return 0

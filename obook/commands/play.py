@@ -1,0 +1,44 @@
+"""``obook playout``: play one random game with a playout policy and show it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from obook.errors import ObookError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("playout", help="play one seeded random game and print it")
+    parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--policy", default="atari50", help="light or atari50")
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--moves", default="", help="start from these moves, e.g. 'E5,C3'")
+    parser.add_argument("--json", action="store_true")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from obook.playout.policies import POLICY_NAMES, max_playout_moves, new_scratch, select_move
+    from obook.position import Position
+    from obook.rng import make_rng
+
+    if args.policy not in POLICY_NAMES:
+        raise ObookError(f"unknown policy {args.policy!r}; choose from {', '.join(POLICY_NAMES)}")
+    position = Position.from_moves(args.moves, size=args.size, komi=args.komi)
+    rng = make_rng(args.seed)
+    scratch = new_scratch(position.board)
+    for _ in range(max_playout_moves(args.size)):
+        if position.is_over:
+            break
+        position.play(int(select_move(position.board, POLICY_NAMES[args.policy], rng, scratch)))
+    black, white = position.area()
+    moves = [position.vertex(p) for _, p in position.moves]
+    if args.json:
+        print(json.dumps({"moves": moves, "black_area": black, "white_area": white, "result": position.result()}))
+        return 0
+    print(position.to_ascii())
+    print(f"{len(moves)} moves: {' '.join(moves)}")
+    print(f"area: Black {black}, White {white}, komi {args.komi} -> {position.result()}")
+    return 0

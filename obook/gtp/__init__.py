@@ -1,0 +1,1 @@
+"""The Go Text Protocol: a client for other engines (``client``)."""

@@ -1,0 +1,7 @@
+"""Mines, a one-player partially observable game, played by BSR-UCT with consistent belief sampling.
+
+Reading order: ``game`` (rules and the flat board layout), ``samplers`` (layouts consistent with what the
+player has seen: rejection, Metropolis, Metropolis with inheritance, exact), ``bsr_uct`` (the search and the
+player), ``cli`` (``obook mines play`` / ``show``). Spec: Couetoux, Milone, Teytaud, "Consistent Belief
+State Estimation, with Application to Mines" (TAAI 2011).
+"""

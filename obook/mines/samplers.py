@@ -1,0 +1,602 @@
+"""Belief-state samplers: mine layouts drawn given what the player has seen.
+
+Under the first-click rule every layout consistent with the observation is equally likely, so the belief is
+the uniform law on consistent layouts (N mines, none on a revealed cell, every revealed count matched).
+Four samplers, one interface (``draw_layout``, dispatched on an integer kind):
+
+- ``rejection`` (Alg. 1): draw N mines uniformly among the hidden cells, keep the layout if every revealed
+  count matches. Exact, but the acceptance rate collapses as the frontier grows.
+- ``metropolis`` (Alg. 3): a chain from a random layout; each step re-draws every mine with probability
+  1/N (at least one) among the hidden cells, a symmetric proposal. The 0/1 likelihood gives 0/0 from an
+  inconsistent start, so the chain uses its limit exp(-beta * violations) with beta -> infinity: a move is
+  accepted when it does not increase the number of violated counts. Once consistent the chain targets the
+  uniform law exactly; it is consistent only as the number of steps grows.
+- ``metropolis-inherit`` (Alg. 4): the same chain started from where the previous call stopped.
+- ``exact``: enumerate the frontier (hidden cells next to a revealed count) component by component, weight
+  each combination by C(interior cells, mines left) and sample it exactly; then place the remaining mines
+  uniformly in the interior. ``exact_prepare`` does the enumeration once per observation; each draw is then
+  linear in the frontier size.
+
+Scratch arrays are bundled in the ``work`` tuple of ``make_work`` so that a draw allocates nothing:
+    0 unk[n]            hidden cells (reordered freely by the samplers)
+    1 cons_cell[n]      revealed cells with hidden neighbours (the constraints)
+    2 cons_target[n]    their counts
+    3 mpos[N]           Metropolis state: the cell of each mine
+    4 mark[N], 5 old[N], 6 new[N]   Metropolis proposal scratch
+    7 flags[4]          flags[0] = 1 when ``mpos`` holds a state to inherit
+    8 scratch[n]        interior shuffling for the exact sampler
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from obook.errors import ObookError
+from obook.mines.game import UNKNOWN, neighbour_table
+
+REJECTION, METROPOLIS, METROPOLIS_INHERIT, EXACT = 0, 1, 2, 3
+SAMPLERS = {"rejection": REJECTION, "metropolis": METROPOLIS, "metropolis-inherit": METROPOLIS_INHERIT, "exact": EXACT}
+
+DEFAULT_MAX_TRIES = 50_000_000  # rejection gives up (and reports it) after this many rejected layouts
+DEFAULT_MAX_SOLUTION_CELLS = 1 << 23  # exact sampler: bytes of stored frontier solutions before giving up
+EXACT_OK, EXACT_TOO_BIG, EXACT_INCONSISTENT = 0, -1, -2
+
+
+def sampler_kind(name: str) -> int:
+    """Map a sampler name to its kind, with a clear error for unknown names."""
+    try:
+        return SAMPLERS[name]
+    except KeyError:
+        raise ObookError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}") from None
+
+
+def make_work(n: int, n_mines: int) -> tuple:
+    """Allocate the scratch tuple described in the module docstring."""
+    m = max(n_mines, 1)
+    return (
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int32),
+        np.zeros(n, np.int32),
+        np.zeros(m, np.int32),
+        np.zeros(m, np.int32),
+        np.zeros(m, np.int32),
+        np.zeros(m, np.int32),
+        np.zeros(4, np.int64),
+        np.zeros(n, np.int32),
+    )
+
+
+@njit(cache=True)
+def _constraints(obs, nbr, deg, unk, cons_cell, cons_target):
+    """Fill the hidden-cell list and the constraint list; return ``(n_unk, n_cons)``."""
+    n_unk = 0
+    n_cons = 0
+    for c in range(obs.size):
+        if obs[c] == UNKNOWN:
+            unk[n_unk] = c
+            n_unk += 1
+        else:
+            for k in range(deg[c]):
+                if obs[nbr[c, k]] == UNKNOWN:
+                    cons_cell[n_cons] = c
+                    cons_target[n_cons] = obs[c]
+                    n_cons += 1
+                    break
+    return n_unk, n_cons
+
+
+@njit(cache=True)
+def _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines):
+    """Mines on revealed cells plus the total miss of every revealed count: 0 iff ``z`` is consistent."""
+    v = 0
+    for i in range(n_mines):
+        if obs[mpos[i]] != UNKNOWN:
+            v += 1
+    for j in range(n_cons):
+        c = cons_cell[j]
+        s = 0
+        for k in range(deg[c]):
+            s += z[nbr[c, k]]
+        v += abs(s - cons_target[j])
+    return v
+
+
+@njit(cache=True)
+def _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
+    for j in range(n_cons):
+        c = cons_cell[j]
+        s = 0
+        for k in range(deg[c]):
+            s += z[nbr[c, k]]
+        if s != cons_target[j]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries):
+    """Alg. 1: return the number of layouts drawn until one was consistent, or -1 after ``max_tries``."""
+    unk, cons_cell, cons_target = work[0], work[1], work[2]
+    n_unk, n_cons = _constraints(obs, nbr, deg, unk, cons_cell, cons_target)
+    z[:] = 0
+    for t in range(max_tries):
+        for i in range(n_mines):
+            j = i + np.random.randint(n_unk - i)
+            c = unk[j]
+            unk[j] = unk[i]
+            unk[i] = c
+            z[c] = 1
+        if _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
+            return t + 1
+        for i in range(n_mines):
+            z[unk[i]] = 0
+    return -1
+
+
+@njit(cache=True)
+def draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, inherit):
+    """Alg. 3 (``inherit`` False) or Alg. 4 (True): run ``trials`` Metropolis steps, leave the layout in ``z``.
+
+    Returns the number of violated counts of the returned layout (0 when it is consistent).
+    """
+    unk, cons_cell, cons_target = work[0], work[1], work[2]
+    mpos, mark, old, new, flags = work[3], work[4], work[5], work[6], work[7]
+    n_unk, n_cons = _constraints(obs, nbr, deg, unk, cons_cell, cons_target)
+    z[:] = 0
+    if inherit and flags[0] == 1:
+        for i in range(n_mines):
+            z[mpos[i]] = 1
+    else:
+        for i in range(n_mines):
+            j = i + np.random.randint(n_unk - i)
+            c = unk[j]
+            unk[j] = unk[i]
+            unk[i] = c
+            z[c] = 1
+            mpos[i] = c
+        flags[0] = 1
+    v = _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines)
+    p_move = 1.0 / n_mines
+    for _ in range(trials):
+        k = 0
+        for i in range(n_mines):
+            if np.random.random() < p_move:
+                mark[k] = i
+                k += 1
+        if k == 0:
+            mark[0] = np.random.randint(n_mines)
+            k = 1
+        for j in range(k):
+            old[j] = mpos[mark[j]]
+            z[old[j]] = 0
+        for j in range(k):
+            c = unk[np.random.randint(n_unk)]
+            while z[c]:
+                c = unk[np.random.randint(n_unk)]
+            z[c] = 1
+            new[j] = c
+            mpos[mark[j]] = c
+        v2 = _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines)
+        if v2 <= v:
+            v = v2
+        else:
+            for j in range(k):
+                z[new[j]] = 0
+            for j in range(k):
+                z[old[j]] = 1
+                mpos[mark[j]] = old[j]
+    return v
+
+
+# ---------------------------------------------------------------- exact sampler
+
+
+@njit(cache=True)
+def _log_binom(n, k):
+    if k < 0 or k > n:
+        return -np.inf
+    return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
+
+
+@njit(cache=True)
+def _convolve_normalised(a, la, b, lb, out):
+    """out[0 : la+lb-1] = a * b scaled so that its maximum is 1 (only ratios matter)."""
+    for t in range(la + lb - 1):
+        out[t] = 0.0
+    for i in range(la):
+        if a[i] == 0.0:
+            continue
+        for j in range(lb):
+            out[i + j] += a[i] * b[j]
+    mx = 0.0
+    for t in range(la + lb - 1):
+        mx = max(mx, out[t])
+    if mx > 0.0:
+        for t in range(la + lb - 1):
+            out[t] /= mx
+    return la + lb - 1
+
+
+@njit(cache=True)
+def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
+    """Enumerate the frontier of ``obs`` and build the tables ``exact_draw`` samples from.
+
+    Returns ``(status, front, comp_start, pool, pool_start, sol_first, sol_order, koff_base, koff, cnt, H,
+    interior, bn)``; ``status`` is EXACT_OK, EXACT_TOO_BIG (more than ``max_solution_cells`` stored) or
+    EXACT_INCONSISTENT (no layout fits the observation). ``cnt[c, k]`` counts the solutions of component
+    ``c`` with ``k`` mines; ``H[c, r]`` is the weight of all completions of components after ``c`` when
+    ``r`` mines are used so far, interior included; ``bn[t]`` is C(interior, N - t) scaled.
+    """
+    n = obs.size
+    cons_cell = np.empty(n, np.int32)
+    cons_target = np.empty(n, np.int32)
+    cons_nvar = np.zeros(n, np.int32)
+    cons_var = np.empty((n, 8), np.int32)
+    fidx = np.full(n, -1, np.int32)
+    cell_ncons = np.zeros(n, np.int32)
+    cell_cons = np.empty((n, 8), np.int32)
+    n_cons = 0
+    for c in range(n):
+        if obs[c] == UNKNOWN:
+            continue
+        nv = 0
+        for k in range(deg[c]):
+            d = nbr[c, k]
+            if obs[d] == UNKNOWN:
+                cons_var[n_cons, nv] = d
+                nv += 1
+        if nv > 0:
+            cons_cell[n_cons] = c
+            cons_target[n_cons] = obs[c]
+            cons_nvar[n_cons] = nv
+            for k in range(nv):
+                d = cons_var[n_cons, k]
+                cell_cons[d, cell_ncons[d]] = n_cons
+                cell_ncons[d] += 1
+            n_cons += 1
+    # components in breadth-first order, so that backtracking meets each constraint's cells together
+    front = np.empty(n, np.int32)
+    comp_start = np.zeros(n + 1, np.int32)
+    n_front = 0
+    n_comp = 0
+    for c in range(n):
+        if obs[c] != UNKNOWN or cell_ncons[c] == 0 or fidx[c] >= 0:
+            continue
+        comp_start[n_comp] = n_front
+        fidx[c] = n_front
+        front[n_front] = c
+        n_front += 1
+        head = comp_start[n_comp]
+        while head < n_front:
+            x = front[head]
+            head += 1
+            for a in range(cell_ncons[x]):
+                j = cell_cons[x, a]
+                for b in range(cons_nvar[j]):
+                    y = cons_var[j, b]
+                    if fidx[y] < 0:
+                        fidx[y] = n_front
+                        front[n_front] = y
+                        n_front += 1
+        n_comp += 1
+    comp_start[n_comp] = n_front
+    n_int = 0
+    interior = np.empty(n, np.int32)
+    for c in range(n):
+        if obs[c] == UNKNOWN and cell_ncons[c] == 0:
+            interior[n_int] = c
+            n_int += 1
+    interior = interior[:n_int].copy()
+    front = front[:n_front].copy()
+
+    # backtracking enumeration, one component at a time
+    pool = np.empty(max_solution_cells, np.uint8)
+    sol_k = np.empty(max_solution_cells, np.int32)
+    pool_start = np.zeros(n_comp + 1, np.int64)
+    sol_first = np.zeros(n_comp + 1, np.int64)
+    cnt = np.zeros((n_comp, n_front + 1))
+    cm = np.zeros(n_cons, np.int32)
+    cu = cons_nvar[:n_cons].copy()
+    val = np.empty(n_front + 1, np.int32)
+    n_pool = 0
+    n_sol = 0
+    status = EXACT_OK
+    for ci in range(n_comp):
+        s0 = comp_start[ci]
+        m = comp_start[ci + 1] - s0
+        pool_start[ci] = n_pool
+        sol_first[ci] = n_sol
+        kk = 0
+        j = 0
+        val[0] = -1
+        while j >= 0:
+            if j == m:
+                if n_pool + m > max_solution_cells:
+                    status = EXACT_TOO_BIG
+                    break
+                for i in range(m):
+                    pool[n_pool + i] = val[i]
+                n_pool += m
+                sol_k[n_sol] = kk
+                n_sol += 1
+                cnt[ci, kk] += 1.0
+                j -= 1
+                continue
+            x = front[s0 + j]
+            if val[j] >= 0:
+                kk -= val[j]
+                for a in range(cell_ncons[x]):
+                    cc = cell_cons[x, a]
+                    cu[cc] += 1
+                    cm[cc] -= val[j]
+            val[j] += 1
+            if val[j] > 1:
+                j -= 1
+                continue
+            ok = kk + val[j] <= n_mines
+            kk += val[j]
+            for a in range(cell_ncons[x]):
+                cc = cell_cons[x, a]
+                cu[cc] -= 1
+                cm[cc] += val[j]
+                if cm[cc] > cons_target[cc] or cm[cc] + cu[cc] < cons_target[cc]:
+                    ok = False
+            if ok:
+                j += 1
+                if j < m:
+                    val[j] = -1
+        if status != EXACT_OK:
+            break
+    pool_start[n_comp] = n_pool
+    sol_first[n_comp] = n_sol
+
+    # solutions of each component grouped by mine count
+    koff_base = np.zeros(n_comp + 1, np.int64)
+    for ci in range(n_comp):
+        koff_base[ci + 1] = koff_base[ci] + (comp_start[ci + 1] - comp_start[ci]) + 2
+    koff = np.zeros(koff_base[n_comp] + 1, np.int64)
+    sol_order = np.empty(max(n_sol, 1), np.int64)
+    if status == EXACT_OK:
+        for ci in range(n_comp):
+            m = comp_start[ci + 1] - comp_start[ci]
+            kb = koff_base[ci]
+            for k in range(m + 1):
+                koff[kb + k + 1] = koff[kb + k] + np.int64(cnt[ci, k])
+            fill = koff[kb : kb + m + 2].copy()
+            for g in range(sol_first[ci], sol_first[ci + 1]):
+                k = sol_k[g]
+                sol_order[sol_first[ci] + fill[k]] = g
+                fill[k] += 1
+
+    # weights: suffix convolutions of the component counts against the interior binomials
+    bn = np.zeros(n_front + 1)
+    mx = -np.inf
+    for t in range(n_front + 1):
+        bn[t] = _log_binom(n_int, n_mines - t)
+        mx = max(mx, bn[t])
+    for t in range(n_front + 1):
+        bn[t] = math.exp(bn[t] - mx) if mx > -np.inf else 0.0
+    suffix = np.zeros((n_comp + 1, n_front + 1))
+    suffix[n_comp, 0] = 1.0
+    length = 1
+    tmp = np.zeros(n_front + 1)
+    H = np.zeros((n_comp + 1, n_front + 1))
+    for ci in range(n_comp - 1, -1, -1):
+        m = comp_start[ci + 1] - comp_start[ci]
+        length = _convolve_normalised(cnt[ci], m + 1, suffix[ci + 1], length, tmp)
+        suffix[ci, :length] = tmp[:length]
+    lengths = np.zeros(n_comp + 1, np.int64)
+    lengths[n_comp] = 1
+    for ci in range(n_comp - 1, -1, -1):
+        lengths[ci] = lengths[ci + 1] + comp_start[ci + 1] - comp_start[ci]
+    for ci in range(n_comp + 1):
+        nxt = min(ci + 1, n_comp)
+        for r in range(n_front + 1):
+            s = 0.0
+            if ci == n_comp:
+                s = bn[r]
+            else:
+                for t in range(min(lengths[nxt], n_front + 1 - r)):
+                    s += suffix[nxt, t] * bn[r + t]
+            H[ci, r] = s
+    if status == EXACT_OK:
+        total = 0.0
+        if n_comp == 0:
+            total = bn[0]
+        else:
+            for k in range(comp_start[1] - comp_start[0] + 1):
+                total += cnt[0, k] * H[0, k]
+        if not total > 0.0:
+            status = EXACT_INCONSISTENT
+    return (status, front, comp_start[: n_comp + 1].copy(), pool, pool_start, sol_first, sol_order, koff_base,
+            koff, cnt, H, interior, bn)
+
+
+@njit(cache=True)
+def exact_draw(ex, n_mines, z, scratch):
+    """Draw one layout from the tables of ``exact_prepare`` into ``z`` (exactly uniform on consistent layouts)."""
+    front, comp_start, pool, pool_start, sol_first, sol_order = ex[1], ex[2], ex[3], ex[4], ex[5], ex[6]
+    koff_base, koff, cnt, H, interior = ex[7], ex[8], ex[9], ex[10], ex[11]
+    n_comp = comp_start.size - 1
+    z[:] = 0
+    r = 0
+    for ci in range(n_comp):
+        s0 = comp_start[ci]
+        m = comp_start[ci + 1] - s0
+        tot = 0.0
+        for k in range(m + 1):
+            tot += cnt[ci, k] * H[ci, r + k]
+        u = np.random.random() * tot
+        acc = 0.0
+        chosen = -1
+        for k in range(m + 1):
+            w = cnt[ci, k] * H[ci, r + k]
+            if w > 0.0:
+                chosen = k
+                acc += w
+                if u < acc:
+                    break
+        k = chosen
+        idx = np.random.randint(np.int64(cnt[ci, k]))
+        g = sol_order[sol_first[ci] + koff[koff_base[ci] + k] + idx]
+        off = pool_start[ci] + (g - sol_first[ci]) * m
+        for i in range(m):
+            z[front[s0 + i]] = pool[off + i]
+        r += k
+    n_int = interior.size
+    scratch[:n_int] = interior
+    for i in range(n_mines - r):
+        j = i + np.random.randint(n_int - i)
+        c = scratch[j]
+        scratch[j] = scratch[i]
+        scratch[i] = c
+        z[c] = 1
+
+
+@njit(cache=True)
+def exact_probabilities(ex, n_mines, n):
+    """Mine probability of every cell under the exact belief (0 on revealed cells)."""
+    front, comp_start, pool, pool_start, sol_first = ex[1], ex[2], ex[3], ex[4], ex[5]
+    cnt, interior, bn = ex[9], ex[11], ex[12]
+    prob = np.zeros(n)
+    n_comp = comp_start.size - 1
+    n_front = front.size
+    prefix = np.zeros((n_comp + 1, n_front + 1))
+    prefix[0, 0] = 1.0
+    plen = np.ones(n_comp + 1, np.int64)
+    for ci in range(n_comp):
+        m = comp_start[ci + 1] - comp_start[ci]
+        plen[ci + 1] = _convolve_normalised(prefix[ci], plen[ci], cnt[ci], m + 1, prefix[ci + 1])
+    suffix = np.zeros((n_comp + 1, n_front + 1))
+    suffix[n_comp, 0] = 1.0
+    slen = np.ones(n_comp + 1, np.int64)
+    for ci in range(n_comp - 1, -1, -1):
+        m = comp_start[ci + 1] - comp_start[ci]
+        slen[ci] = _convolve_normalised(cnt[ci], m + 1, suffix[ci + 1], slen[ci + 1], suffix[ci])
+    others = np.zeros(n_front + 1)
+    wk = np.zeros(n_front + 1)
+    for ci in range(n_comp):
+        s0 = comp_start[ci]
+        m = comp_start[ci + 1] - s0
+        lo = _convolve_normalised(prefix[ci], plen[ci], suffix[ci + 1], slen[ci + 1], others)
+        for k in range(m + 1):
+            s = 0.0
+            for t in range(lo):
+                if k + t <= n_front:
+                    s += others[t] * bn[k + t]
+            wk[k] = s
+        total = 0.0
+        for g in range(sol_first[ci], sol_first[ci + 1]):
+            off = pool_start[ci] + (g - sol_first[ci]) * m
+            k = 0
+            for i in range(m):
+                k += pool[off + i]
+            w = wk[k]
+            total += w
+            for i in range(m):
+                if pool[off + i]:
+                    prob[front[s0 + i]] += w
+        for i in range(m):
+            prob[front[s0 + i]] /= total
+    if interior.size > 0:
+        num = 0.0
+        den = 0.0
+        for t in range(slen[0]):
+            w = suffix[0, t] * bn[t]
+            num += (n_mines - t) * w
+            den += w
+        for c in interior:
+            prob[c] = num / den / interior.size
+    return prob
+
+
+def empty_exact() -> tuple:
+    """Exact tables of the right types for searches whose sampler is not ``exact`` (never read)."""
+    i32, i64 = np.zeros(1, np.int32), np.zeros(1, np.int64)
+    return (EXACT_OK, i32, np.zeros(1, np.int32), np.zeros(1, np.uint8), i64, i64.copy(), i64.copy(),
+            i64.copy(), i64.copy(), np.zeros((1, 1)), np.zeros((1, 1)), i32.copy(), np.zeros(1))
+
+
+def prepare_exact(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
+                  max_solution_cells: int = DEFAULT_MAX_SOLUTION_CELLS) -> tuple:
+    """``exact_prepare`` with its failures turned into clear errors."""
+    ex = exact_prepare(obs, n_mines, nbr, deg, max_solution_cells)
+    if ex[0] == EXACT_TOO_BIG:
+        raise ObookError(
+            f"exact sampler: the frontier has more than {max_solution_cells} stored solution cells; "
+            "use another sampler or a larger limit"
+        )
+    if ex[0] == EXACT_INCONSISTENT:
+        raise ObookError(f"no layout of {n_mines} mines is consistent with the revealed counts")
+    return ex
+
+
+# ---------------------------------------------------------------- the interface
+
+
+@njit(cache=True)
+def draw_layout(kind, obs, n_mines, nbr, deg, work, ex, z, trials, max_tries):
+    """Draw one layout given ``obs`` into ``z`` with the sampler ``kind``.
+
+    ``trials`` is the Metropolis step count; ``ex`` the exact tables of this very ``obs``. Returns 0 on
+    success, -1 when rejection gave up, and for Metropolis the violations left in the returned layout.
+    """
+    if kind == REJECTION:
+        return 0 if draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries) > 0 else -1
+    if kind == METROPOLIS:
+        return draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, False)
+    if kind == METROPOLIS_INHERIT:
+        return draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, True)
+    exact_draw(ex, n_mines, z, work[8])
+    return 0
+
+
+@njit(cache=True)
+def _sample_many(kind, obs, n_mines, nbr, deg, work, ex, count, trials, burn_in, max_tries, seed, out):
+    np.random.seed(seed)
+    z = np.zeros(obs.size, np.uint8)
+    for i in range(count):
+        steps = trials + burn_in if i == 0 else trials
+        if draw_layout(kind, obs, n_mines, nbr, deg, work, ex, z, steps, max_tries) == -1 and kind == REJECTION:
+            return i
+        out[i] = z
+    return count
+
+
+def check_observation(obs: np.ndarray, n_mines: int) -> None:
+    """Reject observations no sampler can serve (wrong dtype, too few hidden cells)."""
+    if obs.dtype != np.int8 or obs.ndim != 1:
+        raise ObookError("observation must be a flat int8 array")
+    hidden = int((obs == UNKNOWN).sum())
+    if hidden <= n_mines:
+        raise ObookError(f"{hidden} hidden cells cannot hide {n_mines} mines with a safe cell left to find")
+
+
+def sample_layouts(obs: np.ndarray, p: int, q: int, n_mines: int, sampler: str, count: int, seed: int = 0,
+                   trials: int = 100, burn_in: int = 0, max_tries: int = DEFAULT_MAX_TRIES) -> np.ndarray:
+    """Draw ``count`` layouts (rows of a ``(count, p*q)`` uint8 array) with the named sampler.
+
+    For ``metropolis`` every layout is a fresh chain of ``trials`` steps; for ``metropolis-inherit`` one
+    chain runs on, ``trials`` steps between layouts, after ``burn_in`` extra steps before the first.
+    """
+    kind = sampler_kind(sampler)
+    obs = np.ascontiguousarray(obs, dtype=np.int8)
+    check_observation(obs, n_mines)
+    nbr, deg = neighbour_table(p, q)
+    ex = prepare_exact(obs, n_mines, nbr, deg) if kind == EXACT else empty_exact()
+    out = np.zeros((count, p * q), np.uint8)
+    got = _sample_many(kind, obs, n_mines, nbr, deg, make_work(p * q, n_mines), ex, count, trials, burn_in,
+                       max_tries, seed, out)
+    if got < count:
+        raise ObookError(f"rejection sampler gave up after {max_tries} layouts without a consistent one")
+    return out
+
+
+def mine_probabilities(obs: np.ndarray, p: int, q: int, n_mines: int) -> np.ndarray:
+    """Exact mine probability of every cell given ``obs`` (0 on revealed cells)."""
+    obs = np.ascontiguousarray(obs, dtype=np.int8)
+    nbr, deg = neighbour_table(p, q)
+    return exact_probabilities(prepare_exact(obs, n_mines, nbr, deg), n_mines, p * q)

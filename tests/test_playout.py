@@ -1,0 +1,106 @@
+"""Playout policies: the distributions they promise, reproducibility, and sane random games."""
+
+import numpy as np
+from scipy.stats import chisquare
+
+from obook.go import board as rules
+from obook.playout.policies import ATARI50, LIGHT, new_scratch, playout_batch, select_move
+from obook.position import Position
+from obook.rng import make_rng
+
+# White B2 is in atari; Black captures at B1.
+CAPTURE_POSITION = """
+    . . . . .
+    . . . . .
+    . X . . .
+    X O X . .
+    . . . . .
+    """
+
+
+def move_counts(position: Position, policy: int, draws: int, seed: int) -> dict[int, int]:
+    rng = make_rng(seed)
+    scratch = new_scratch(position.board)
+    work = rules.new_board(position.size)
+    counts: dict[int, int] = {}
+    for _ in range(draws):
+        rules.copy_board(work, position.board)
+        p = int(select_move(work, policy, rng, scratch))
+        counts[p] = counts.get(p, 0) + 1
+    return counts
+
+
+def valid_moves(position: Position) -> list[int]:
+    c = position.to_move
+    return [p for p in position.legal_moves() if not rules.is_eye(position.board, p, c)]
+
+
+def test_light_policy_is_uniform_over_legal_non_eye_moves():
+    position = Position.from_ascii(
+        """
+        . X . O .
+        X X X O O
+        . . . . .
+        O O . X X
+        . O . X .
+        """
+    )
+    valid = valid_moves(position)
+    assert position.point("A5") not in valid  # black's own eye
+    assert position.point("E1") not in valid
+    counts = move_counts(position, LIGHT, 20000, seed=1)
+    assert set(counts) == set(valid)
+    observed = [counts[p] for p in valid]
+    assert chisquare(observed).pvalue > 0.001
+
+
+def test_atari50_gives_captures_half_the_probability():
+    position = Position.from_ascii(CAPTURE_POSITION)
+    valid = valid_moves(position)
+    captures = [p for p in valid if position.copy().play(p) > 0]
+    assert captures == [position.point("B1")]
+    others = [p for p in valid if p not in captures]
+    draws = 20000
+    counts = move_counts(position, ATARI50, draws, seed=2)
+    assert set(counts) == set(valid)
+    share = counts[captures[0]] / draws
+    assert abs(share - 0.5) < 0.02
+    observed = [counts[p] for p in others]
+    assert chisquare(observed).pvalue > 0.001
+
+
+def test_atari50_without_captures_is_the_light_policy():
+    position = Position.from_moves("E5 D4", size=9)
+    counts = move_counts(position, ATARI50, 7900, seed=3)
+    assert set(counts) == set(valid_moves(position))
+
+
+def test_playouts_are_reproducible_from_their_seed():
+    start = rules.new_board(9)
+    work = rules.new_board(9)
+    scratch = new_scratch(start)
+    for policy in (LIGHT, ATARI50):
+        a = playout_batch(start, work, policy, make_rng(42), 7.5, scratch, 200)
+        b = playout_batch(start, work, policy, make_rng(42), 7.5, scratch, 200)
+        c = playout_batch(start, work, policy, make_rng(43), 7.5, scratch, 200)
+        assert a == b
+        assert a != c
+
+
+def test_light_playouts_on_empty_9x9_match_the_known_statistics():
+    """Black wins about 40-46% of uniform playouts at komi 7.5; they last about 110-130 moves."""
+    start = rules.new_board(9)
+    work = rules.new_board(9)
+    n = 4000
+    wins, moves, _ = playout_batch(start, work, LIGHT, make_rng(7), 7.5, new_scratch(start), n)
+    assert 0.37 < wins / n < 0.49
+    assert 100 < moves / n < 135
+
+
+def test_playouts_run_on_every_board_size():
+    for size in range(5, 20):
+        start = rules.new_board(size)
+        work = rules.new_board(size)
+        wins, moves, total = playout_batch(start, work, ATARI50, make_rng(size), 0.5, new_scratch(start), 5)
+        assert moves >= 5 * size * size // 2
+        assert np.isfinite(total)

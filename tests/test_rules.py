@@ -1,0 +1,257 @@
+"""Rules written as ASCII boards followed by the expected answer."""
+
+import pytest
+
+from obook.errors import IllegalMoveError
+from obook.go import board as rules
+from obook.position import Position
+
+
+def test_single_stone_capture_and_liberties():
+    p = Position.from_ascii(
+        """
+        . . . . .
+        . . X . .
+        . X O X .
+        . . . . .
+        . . . . .
+        """
+    )
+    assert p.play("C2") == 1
+    assert p.color_at("C3") == rules.EMPTY
+    assert p.board.scalars[rules.CAPTURED_WHITE] == 1
+
+
+def test_multi_string_capture_with_one_move():
+    p = Position.from_ascii(
+        """
+        . . . . . . .
+        . . . X . . .
+        . . X O X . .
+        . X O . O X .
+        . . X O X . .
+        . . . X . . .
+        . . . . . . .
+        """
+    )
+    # D4 takes the last liberty of four white strings at once.
+    assert p.play("D4") == 4
+    for v in ("D5", "C4", "E4", "D3"):
+        assert p.color_at(v) == rules.EMPTY
+    assert p.ko_point == rules.NO_POINT
+
+
+def test_suicide_is_illegal_but_capturing_is_not():
+    p = Position.from_ascii(
+        """
+        . X . . .
+        X . . . .
+        . . . . .
+        . . . . .
+        . . . . .
+        """,
+        to_move="W",
+    )
+    with pytest.raises(IllegalMoveError, match="suicide"):
+        p.play("A5")
+    assert p.legality("A5") == rules.SUICIDE
+    # A multi-stone suicide too.
+    q = Position.from_ascii(
+        """
+        O X . . .
+        . X . . .
+        X X . . .
+        . . . . .
+        . . . . .
+        """,
+        to_move="W",
+    )
+    assert q.legality("A4") == rules.SUICIDE
+    # Filling its own last liberty is fine when it captures.
+    r = Position.from_ascii(
+        """
+        . X O . .
+        X O . . .
+        O . . . .
+        . . . . .
+        . . . . .
+        """,
+        to_move="B",
+    )
+    assert r.legality("A5") == rules.SUICIDE
+    assert r.play("A5", "W") == 2
+
+
+def test_simple_ko_forbids_immediate_retake_only():
+    p = Position.from_ascii(
+        """
+        . X O . .
+        X O . O .
+        . X O . .
+        . . . . .
+        . . . . .
+        """,
+        to_move="B",
+    )
+    assert p.play("C4") == 1  # black takes the ko
+    assert p.ko_point == p.point("B4")
+    with pytest.raises(IllegalMoveError, match="ko"):
+        p.play("B4")
+    p.play("E1")  # white ko threat elsewhere
+    p.play("E2")  # black answers
+    assert p.play("B4") == 1  # white may retake now
+
+
+def test_snapback():
+    p = Position.from_ascii(
+        """
+        . . . . .
+        . . . . .
+        X X X X .
+        O O O X .
+        . . O X .
+        """,
+        to_move="B",
+    )
+    assert p.play("B1") == 0  # the throw-in, in atari
+    assert p.play("A1") == 1  # white takes it...
+    assert p.ko_point == rules.NO_POINT
+    assert p.play("B1") == 5  # ...and black takes back five stones
+    assert p.stones("W") == []
+
+
+def test_game_ends_after_two_passes():
+    p = Position(size=5)
+    p.play("pass")
+    assert not p.is_over
+    p.play("C3")
+    p.play("pass")
+    p.play("pass")
+    assert p.is_over
+
+
+def test_pass_clears_ko():
+    p = Position.from_ascii(
+        """
+        . X O . .
+        X O . O .
+        . X O . .
+        . . . . .
+        . . . . .
+        """,
+        to_move="B",
+    )
+    p.play("C4")
+    p.play("pass")
+    p.play("pass")
+    assert p.ko_point == rules.NO_POINT
+
+
+def test_area_score_counts_stones_and_single_colour_regions():
+    p = Position.from_ascii(
+        """
+        . X O . .
+        . X O . .
+        . X O . .
+        . X O . .
+        . X O . .
+        """,
+        komi=0.5,
+    )
+    assert p.area() == (10, 15)
+    assert p.score() == -5.5
+    assert p.result() == "W+5.5"
+
+
+def test_area_score_region_touching_both_colours_is_neutral():
+    p = Position.from_ascii(
+        """
+        X . O . .
+        X . O . .
+        X . O . .
+        X . O . .
+        X . O . .
+        """,
+        komi=0,
+    )
+    # Column B reaches both colours (dame); columns D-E reach only white.
+    assert p.area() == (5, 15)
+
+
+def test_empty_board_scores_no_area():
+    p = Position(size=9, komi=7.5)
+    assert p.area() == (0, 0)
+    assert p.score() == -7.5
+
+
+def test_seki_free_corner_cases_eyes_inside_groups_count():
+    p = Position.from_ascii(
+        """
+        . X . X O
+        X X X X O
+        O O O O O
+        . O . O .
+        O . O . O
+        """,
+        komi=0,
+    )
+    black, white = p.area()
+    assert black == 6 + 2
+    assert white == 11 + 6
+
+
+def test_illegal_inputs_have_clear_messages():
+    p = Position(size=9)
+    with pytest.raises(IllegalMoveError, match="invalid vertex 'I5'"):
+        p.play("I5")
+    with pytest.raises(IllegalMoveError, match="off a 9x9 board"):
+        p.play("K5")
+    with pytest.raises(IllegalMoveError, match="move 2 \\(E5\\).*occupied"):
+        p.play_moves("E5,E5")
+    with pytest.raises(IllegalMoveError, match="outside"):
+        Position(size=25)
+
+
+TRIPLE_KO = """
+    . X O . . . X O .
+    X O . O . X O . O
+    . X O . . . X O .
+    . . . . . . . . .
+    . O X . . . . . .
+    O X . X . . . . .
+    . O X . . . . . .
+    . . . . . . . . .
+    . . . . . . . . .
+    """
+TRIPLE_KO_CYCLE = ["C8", "C4", "H8", "B8", "B4", "G8"]
+
+
+def test_triple_ko_cycle_is_legal_under_simple_ko():
+    p = Position.from_ascii(TRIPLE_KO, to_move="B")
+    start = p.stone_key
+    for move in TRIPLE_KO_CYCLE:
+        assert p.play(move) == 1
+    assert p.stone_key == start
+
+
+def test_positional_superko_refuses_the_move_that_closes_the_cycle():
+    p = Position.from_ascii(TRIPLE_KO, to_move="B", superko=True)
+    for move in TRIPLE_KO_CYCLE[:-1]:
+        p.play(move)
+    assert p.legality(TRIPLE_KO_CYCLE[-1]) == rules.SUPERKO
+    with pytest.raises(IllegalMoveError, match="superko"):
+        p.play(TRIPLE_KO_CYCLE[-1])
+    assert p.is_legal("E5")
+
+
+def test_a_diagram_with_a_dead_stone_is_refused():
+    with pytest.raises(IllegalMoveError, match="no liberty"):
+        Position.from_ascii(
+            """
+            . X . . .
+            X O X . .
+            . X . . .
+            . . . . .
+            . . . . .
+            """
+        )
