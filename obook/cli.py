@@ -17,6 +17,8 @@ from obook.errors import ObookError
 COMMAND_MODULES = (
     "obook.commands.bench",
     "obook.commands.play",
+    "obook.commands.gtp",
+    "obook.commands.match",
     "obook.mines.cli",
 )
 

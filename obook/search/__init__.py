@@ -1,0 +1,1 @@
+"""Search: MCTS (``mcts.py``) and the pure Monte-Carlo family, behind one ``Player`` interface."""

@@ -1,0 +1,133 @@
+"""Every search option in one place, with the defaults that played strongest.
+
+A configuration can be written as a spec string, ``"playouts=2000,policy=atari50,rave=on"`` (what
+``obook gtp`` options, ``obook match`` engine descriptions and books store), and read back with
+``SearchConfig.from_spec``; unknown keys and bad values are errors that name the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from obook.errors import ObookError
+
+ALGORITHMS = ("uct", "flat")
+SELECTIONS = ("ucb1", "ucb1-tuned")
+RAVE_SCHEDULES = ("alpha", "beta")
+REWARDS = ("win", "score")
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    # --- what is searched -------------------------------------------------------------------
+    algorithm: str = "uct"  # uct: MCTS over a tree; flat: one-ply Monte-Carlo (no tree)
+    policy: str = "atari50"  # playout policy (obook.playout.policies.POLICY_NAMES)
+    # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
+    selection: str = "ucb1"
+    exploration: float = 0.2  # c in W/N + c*sqrt(ln N / n); small because RAVE explores
+    tuned_c1: float = 1.4142135623730951  # V = var + c1*sqrt(ln N / n) (Auer et al.: sqrt 2)
+    tuned_c2: float = 0.25  # min(V, c2): a Bernoulli variance never exceeds 1/4
+    first_play_urgency: float = 1.1  # value of an unvisited child with no AMAF data
+    # --- RAVE (seed 001: v3 = alpha*v1 + (1-alpha)*v2) -----------------------------------------
+    rave: bool = True
+    rave_schedule: str = "beta"  # alpha: alpha = min(1, n/rave_k); beta: Gelly & Silver 2007
+    rave_k: float = 3000.0  # the alpha schedule's horizon (the seed's example is 10,000)
+    rave_bias: float = 0.05  # b in beta = n~ / (n + n~ + 4 b^2 n n~)
+    # --- expansion ---------------------------------------------------------------------------
+    expand_threshold: int = 2  # expand a leaf after this many visits (1: "all ends")
+    widening: bool = False  # progressive widening: consider only the best k(n) children
+    widening_a: float = 2.0  # k(n) = widening_a + n ** widening_b
+    widening_b: float = 0.4
+    # --- reward ------------------------------------------------------------------------------
+    reward: str = "win"  # win: 1/0 (0.5 jigo); score: win plus a small bonus per point
+    score_weight: float = 0.02  # with reward=score, reward = win + score_weight*tanh(score/10)
+    # --- budgets and moves -------------------------------------------------------------------
+    playouts: int = 10000  # per move, unless seconds is set
+    seconds: float = 0.0  # per move; 0 means use playouts
+    reuse_tree: bool = True  # keep the subtree of the actual moves between searches
+    max_nodes: int = 400_000  # node capacity of the tree
+    resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
+    pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
+    processes: int = 1  # root parallelism over processes
+    seed: int = 0  # seed of the search's random numbers (0: from the clock)
+
+    def __post_init__(self) -> None:
+        from obook.playout.policies import POLICY_NAMES
+
+        checks = {
+            "algorithm": (self.algorithm, ALGORITHMS),
+            "selection": (self.selection, SELECTIONS),
+            "rave_schedule": (self.rave_schedule, RAVE_SCHEDULES),
+            "reward": (self.reward, REWARDS),
+            "policy": (self.policy, tuple(POLICY_NAMES)),
+        }
+        for key, (value, allowed) in checks.items():
+            if value not in allowed:
+                raise ObookError(f"search option {key}={value!r}: choose from {', '.join(allowed)}")
+        if self.playouts < 1:
+            raise ObookError("search option playouts must be at least 1")
+        if self.seconds < 0:
+            raise ObookError("search option seconds must not be negative")
+        if self.expand_threshold < 1:
+            raise ObookError("search option expand_threshold must be at least 1")
+        if self.max_nodes < 1000:
+            raise ObookError("search option max_nodes must be at least 1000")
+        if self.processes < 1:
+            raise ObookError("search option processes must be at least 1")
+
+    @classmethod
+    def from_spec(cls, spec: str | None, **overrides) -> "SearchConfig":
+        """Parse ``"key=value,key=value"``; booleans accept on/off, true/false, yes/no, 1/0."""
+        values: dict = {}
+        types = {f.name: f.type for f in dataclasses.fields(cls)}
+        for item in (spec or "").replace(";", ",").split(","):
+            item = item.strip()
+            if not item:
+                continue
+            key, sep, raw = item.partition("=")
+            key = key.strip().replace("-", "_")
+            if not sep:
+                raise ObookError(f"search option {item!r}: expected key=value")
+            if key not in types:
+                raise ObookError(f"unknown search option {key!r}; known: {', '.join(sorted(types))}")
+            values[key] = _convert(key, raw.strip(), types[key])
+        values.update(overrides)
+        return cls(**values)
+
+    def to_spec(self) -> str:
+        """The options that differ from the defaults, as a spec string."""
+        default = SearchConfig()
+        parts = []
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if value != getattr(default, f.name):
+                parts.append(f"{f.name}={_format(value)}")
+        return ",".join(parts)
+
+    def replace(self, **changes) -> "SearchConfig":
+        return dataclasses.replace(self, **changes)
+
+
+def _convert(key: str, raw: str, annotation: str):
+    try:
+        if annotation == "bool":
+            word = raw.lower()
+            if word in ("1", "on", "true", "yes"):
+                return True
+            if word in ("0", "off", "false", "no"):
+                return False
+            raise ValueError(raw)
+        if annotation == "int":
+            return int(float(raw)) if float(raw).is_integer() else int(raw)
+        if annotation == "float":
+            return float(raw)
+        return raw
+    except ValueError:
+        raise ObookError(f"search option {key}={raw!r}: expected a {annotation}") from None
+
+
+def _format(value) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)

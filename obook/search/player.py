@@ -1,0 +1,125 @@
+"""Players: what GTP, the match runner and the book call to get a move.
+
+A player searches one game at a time. ``genmove(position)`` returns a ``SearchResult`` for the side
+to move; the budget is the configuration's (playouts, or seconds when set) unless the call gives
+one. ``on_progress`` (for GTP ``analyze``) is called with partial results while the search runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Callable
+
+import numpy as np
+
+from obook.go.board import PASS, new_board
+from obook.playout.policies import POLICY_NAMES, new_scratch
+from obook.position import Position
+from obook.rng import make_rng
+from obook.search.config import SearchConfig
+from obook.search.result import MoveStats, SearchResult
+
+Progress = Callable[[SearchResult], None]
+
+
+def resolve_seed(seed: int) -> int:
+    return seed if seed else int.from_bytes(os.urandom(8), "little")
+
+
+class Player:
+    """Interface of every search player."""
+
+    config: SearchConfig
+
+    def new_game(self) -> None:
+        """Forget everything about the previous game (trees, caches)."""
+
+    def genmove(
+        self,
+        position: Position,
+        seconds: float | None = None,
+        playouts: int | None = None,
+        on_progress: Progress | None = None,
+        progress_interval: float = 0.5,
+    ) -> SearchResult:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release processes or memory the player holds."""
+
+    def budget(self, seconds: float | None, playouts: int | None) -> tuple[float | None, int]:
+        """(seconds or None, playouts): a time budget when one is given, else the playouts."""
+        if seconds is None and playouts is None:
+            seconds = self.config.seconds or None
+            playouts = self.config.playouts
+        return seconds, playouts if playouts is not None else 10**12
+
+
+class FlatPlayer(Player):
+    """One-ply Monte-Carlo: the seeds' pure Monte-Carlo player with uniform move allocation."""
+
+    def __init__(self, config: SearchConfig):
+        self.config = config
+        self.rng = make_rng(resolve_seed(config.seed))
+
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
+        from obook.search.flat import candidate_moves, flat_search
+
+        seconds, playouts = self.budget(seconds, playouts)
+        board = position.board
+        cells = board.color.shape[0]
+        candidates = np.zeros(cells + 1, np.int64)
+        n = int(candidate_moves(board, candidates))
+        wins, sq, visits = np.zeros(n), np.zeros(n), np.zeros(n, np.int64)
+        work = new_board(position.size)
+        scratch = new_scratch(board)
+        policy = POLICY_NAMES[self.config.policy]
+        start = time.perf_counter()
+        done = 0
+        last_report = start
+        chunk = max(n, 256)
+        while done < playouts:
+            step = min(chunk, playouts - done)
+            flat_search(board, work, candidates, n, policy, self.rng, position.komi, scratch, step, wins, sq, visits)
+            done += step
+            now = time.perf_counter()
+            if seconds is not None and now - start >= seconds:
+                break
+            if on_progress is not None and now - last_report >= progress_interval:
+                on_progress(self._result(candidates, n, wins, sq, visits, done, now - start))
+                last_report = now
+        return self._result(candidates, n, wins, sq, visits, done, time.perf_counter() - start)
+
+    def _result(self, candidates, n, wins, sq, visits, done, elapsed) -> SearchResult:
+        stats = []
+        for k in range(n):
+            v = int(visits[k])
+            mean = wins[k] / v if v else 0.0
+            var = max(sq[k] / v - mean * mean, 0.0) if v else 0.0
+            stats.append(MoveStats(point=int(candidates[k]), visits=v, winrate=mean, variance=var, pv=[int(candidates[k])]))
+        stats.sort(key=lambda s: (s.winrate, s.visits), reverse=True)
+        best = stats[0]
+        resign = self.config.resign_threshold > 0 and best.winrate < self.config.resign_threshold
+        return SearchResult(
+            move=best.point, resign=resign, winrate=best.winrate, playouts=done, seconds=elapsed,
+            moves=stats, pv=[best.point],
+        )
+
+
+def make_player(config: SearchConfig | str | None = None) -> Player:
+    """The player a configuration describes (a ``SearchConfig`` or a spec string)."""
+    if not isinstance(config, SearchConfig):
+        config = SearchConfig.from_spec(config)
+    if config.algorithm == "flat":
+        return FlatPlayer(config)
+    if config.processes > 1:
+        from obook.search.parallel import RootParallelPlayer
+
+        return RootParallelPlayer(config)
+    from obook.search.mcts import MCTSPlayer
+
+    return MCTSPlayer(config)
+
+
+__all__ = ["Player", "FlatPlayer", "make_player", "PASS"]

@@ -1,0 +1,177 @@
+"""MCTS: the selection formulas on hand-built statistics, tactics on ASCII boards, reproducibility."""
+
+import math
+
+import numpy as np
+import pytest
+
+from obook.go.board import PASS
+from obook.position import Position
+from obook.search.config import SearchConfig
+from obook.search.mcts import (
+    MCTSPlayer,
+    ROOT,
+    child_value,
+    new_tree,
+    pack_params,
+    select_child,
+)
+from obook.search.player import make_player
+
+
+def tree_with_children(stats):
+    """A root (node 1) with children (visits, wins, wins_sq, amaf_visits, amaf_wins)."""
+    tree = new_tree(1000)
+    tree.first_child[1] = 2
+    tree.n_children[1] = len(stats)
+    tree.meta[0] = 2 + len(stats)
+    total = 0.0
+    for k, (n, w, sq, na, wa) in enumerate(stats):
+        node = 2 + k
+        tree.move[node] = 10 + k
+        tree.parent[node] = 1
+        tree.first_child[node] = -1
+        tree.visits[node], tree.wins[node], tree.wins_sq[node] = n, w, sq
+        tree.amaf_visits[node], tree.amaf_wins[node] = na, wa
+        total += n
+    tree.visits[1] = total
+    return tree
+
+
+def params(**options):
+    return pack_params(SearchConfig(**options), komi=7.5)
+
+
+def test_ucb1_value_is_mean_plus_exploration_term():
+    tree = tree_with_children([(10, 6, 6, 0, 0), (40, 20, 20, 0, 0)])
+    f, i = params(rave=False, selection="ucb1", exploration=1.0)
+    log_n = math.log(50)
+    assert child_value(tree, 2, log_n, f, i) == pytest.approx(0.6 + math.sqrt(log_n / 10))
+    assert child_value(tree, 3, log_n, f, i) == pytest.approx(0.5 + math.sqrt(log_n / 40))
+    # The less visited child wins the exploration race here.
+    assert select_child(tree, 1, f, i) == 2
+    f0, i0 = params(rave=False, selection="ucb1", exploration=0.0)
+    tree.wins[3] = 30  # 0.75 > 0.6 with no exploration: pure exploitation
+    assert select_child(tree, 1, f0, i0) == 3
+
+
+def test_ucb1_tuned_uses_the_variance_capped_at_c2():
+    # Child 2: rewards 1 x6, 0 x4 -> variance 0.24; child 3: score-like rewards with a small variance.
+    tree = tree_with_children([(10, 6, 6, 0, 0), (10, 6, 3.7, 0, 0)])
+    f, i = params(rave=False, selection="ucb1-tuned", exploration=1.0, tuned_c1=math.sqrt(2), tuned_c2=0.25)
+    log_n = math.log(20)
+    for node, sq in ((2, 6), (3, 3.7)):
+        mean = 0.6
+        var = sq / 10 - mean * mean
+        v = var + math.sqrt(2) * math.sqrt(log_n / 10)
+        expected = mean + math.sqrt(log_n / 10 * min(v, 0.25))
+        assert child_value(tree, node, log_n, f, i) == pytest.approx(expected)
+    assert child_value(tree, 3, log_n, f, i) <= child_value(tree, 2, log_n, f, i)
+
+
+def test_rave_alpha_schedule_mixes_as_the_seed_says():
+    tree = tree_with_children([(100, 40, 40, 500, 350)])
+    f, i = params(rave=True, rave_schedule="alpha", rave_k=1000.0, exploration=0.0)
+    alpha = min(1.0, 100 / 1000)
+    expected = alpha * 0.4 + (1 - alpha) * 0.7
+    assert child_value(tree, 2, math.log(100), f, i) == pytest.approx(expected)
+    tree.visits[2], tree.wins[2] = 5000, 2000
+    assert child_value(tree, 2, math.log(5000), f, i) == pytest.approx(0.4)  # alpha = 1: no RAVE
+
+
+def test_rave_beta_schedule_of_gelly_and_silver():
+    tree = tree_with_children([(100, 40, 40, 500, 350)])
+    b = 0.1
+    f, i = params(rave=True, rave_schedule="beta", rave_bias=b, exploration=0.0)
+    n, na = 100, 500
+    beta = na / (n + na + 4 * b * b * n * na)
+    assert child_value(tree, 2, math.log(100), f, i) == pytest.approx((1 - beta) * 0.4 + beta * 0.7, rel=1e-6)
+
+
+def test_unvisited_children_use_amaf_then_first_play_urgency():
+    tree = tree_with_children([(0, 0, 0, 10, 9), (0, 0, 0, 0, 0), (5, 4, 4, 0, 0)])
+    f, i = params(rave=True, first_play_urgency=1.1, exploration=0.0)
+    assert child_value(tree, 2, 0.0, f, i) == pytest.approx(0.9)
+    assert child_value(tree, 3, 0.0, f, i) == pytest.approx(1.1)
+    assert select_child(tree, 1, f, i) == 3
+
+
+ESCAPE = """
+    . . . . . . .
+    . . . . . . .
+    . . O . . . .
+    . O X O . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    """
+
+
+def test_search_escapes_an_atari():
+    position = Position.from_ascii(ESCAPE, to_move="B", komi=0.5)
+    assert position.legality("C3") == 0
+    player = make_player("playouts=4000,seed=2")
+    result = player.genmove(position)
+    assert position.vertex(result.move) == "C3"
+
+
+def test_search_captures_a_stone_that_would_escape():
+    # The same shape with White to move: the black stone in atari must be taken now.
+    position = Position.from_ascii(ESCAPE, to_move="W", komi=0.5)
+    result = make_player("playouts=4000,seed=1").genmove(position)
+    assert position.vertex(result.move) == "C3"
+    assert position.copy().play(result.move) == 1
+
+
+def test_seeded_searches_reproduce():
+    position = Position.from_moves("E5 C3", size=9)
+    a = make_player("playouts=1500,seed=7").genmove(position)
+    b = make_player("playouts=1500,seed=7").genmove(position)
+    assert a.move == b.move
+    assert [(s.point, s.visits) for s in a.moves] == [(s.point, s.visits) for s in b.moves]
+
+
+def test_results_expose_visits_mean_variance_and_pv():
+    position = Position(size=7, komi=7.5)
+    result = make_player("playouts=2000,seed=3").genmove(position)
+    assert result.playouts == 2000
+    assert sum(s.visits for s in result.moves) == 2000
+    best = result.moves[0]
+    assert best.visits == max(s.visits for s in result.moves)
+    assert 0.0 <= best.winrate <= 1.0 and 0.0 <= best.variance <= 0.25 + 1e-9
+    assert result.pv[0] == result.move and len(result.pv) >= 2
+    assert all(p == PASS or position.is_legal(p) for p in result.pv[:1])
+
+
+def test_tree_is_reused_after_the_moves_of_a_game():
+    position = Position(size=7)
+    player = MCTSPlayer(SearchConfig(playouts=3000, seed=4))
+    first = player.genmove(position)
+    reply = first.moves[0].pv[1] if len(first.moves[0].pv) > 1 else first.moves[1].point
+    position.play(first.move)
+    position.play(reply)
+    root = int(player.tree.meta[ROOT])
+    player._prepare_root(position)
+    kept = player.tree.visits[int(player.tree.meta[ROOT])]
+    assert kept > 10  # the subtree's simulations survived
+    assert root == int(player.tree.meta[ROOT])
+    player.new_game()
+    player._prepare_root(position)
+    assert player.tree.visits[int(player.tree.meta[ROOT])] == 0
+
+
+def test_search_config_rejects_bad_options():
+    from obook.errors import ObookError
+
+    with pytest.raises(ObookError, match="selection"):
+        SearchConfig.from_spec("selection=magic")
+    with pytest.raises(ObookError, match="unknown search option 'bogus'"):
+        SearchConfig.from_spec("bogus=1")
+    assert SearchConfig.from_spec(SearchConfig(playouts=123, rave=False).to_spec()) == SearchConfig(playouts=123, rave=False)
+
+
+def test_flat_player_is_available_behind_the_same_interface():
+    position = Position.from_ascii(ESCAPE, to_move="B", komi=0.5)
+    result = make_player("algorithm=flat,playouts=6000,seed=5").genmove(position)
+    assert position.vertex(result.move) == "C3"
+    assert np.isclose(sum(s.visits for s in result.moves), 6000)
