@@ -175,3 +175,37 @@ def test_flat_player_is_available_behind_the_same_interface():
     result = make_player("algorithm=flat,playouts=6000,seed=5").genmove(position)
     assert position.vertex(result.move) == "C3"
     assert np.isclose(sum(s.visits for s in result.moves), 6000)
+
+
+def test_root_parallel_search_merges_the_workers_statistics():
+    position = Position.from_ascii(ESCAPE, to_move="B", komi=0.5)
+    player = make_player("playouts=4000,processes=2,seed=9")
+    try:
+        result = player.genmove(position)
+        assert result.playouts >= 4000
+        assert sum(s.visits for s in result.moves) >= 4000
+        assert position.vertex(result.move) == "C3"
+        # A second move of the same game reuses each worker's tree.
+        position.play(result.move)
+        position.play("E5")
+        again = player.genmove(position, playouts=1000)
+        assert again.playouts >= 1000 and position.is_legal(again.move)
+    finally:
+        player.close()
+
+
+def test_a_player_passes_when_the_opponent_passed_and_the_game_is_won():
+    position = Position.from_ascii(
+        """
+        . X O . .
+        . X O . .
+        . X O . .
+        . X O . .
+        . X O . .
+        """,
+        to_move="W",
+        komi=0.5,
+    )
+    position.play("pass", "B")
+    result = make_player("playouts=500,seed=1").genmove(position)
+    assert result.move == PASS

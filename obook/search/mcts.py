@@ -38,7 +38,7 @@ from obook.playout.policies import POLICY_NAMES, max_playout_moves, new_scratch,
 from obook.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
-from obook.search.player import Player, resolve_seed
+from obook.search.player import Player, decide, resolve_seed
 from obook.search.result import MoveStats, SearchResult
 
 NO_NODE = -1
@@ -565,23 +565,7 @@ class MCTSPlayer(Player):
 
     def result(self, position: Position, done: int, elapsed: float) -> SearchResult:
         stats = self.root_stats(position)
-        if not stats:
-            return SearchResult(move=PASS, resign=False, winrate=0.5, playouts=done, seconds=elapsed, moves=[], pv=[PASS],
-                                nodes=int(self.tree.meta[N_NODES]))
-        best = stats[0]
-        move = best.point
-        if self.config.pass_when_won and position.passes == 1 and move != PASS:
-            mover_score = position.score() if position.to_move == BLACK else -position.score()
-            if mover_score > 0:
-                move = PASS
-        resign = self.config.resign_threshold > 0 and best.visits >= 100 and best.winrate < self.config.resign_threshold
-        winrate = best.winrate
-        if move == PASS and best.point != PASS:
-            winrate = next((s.winrate for s in stats if s.point == PASS), best.winrate)
-        return SearchResult(
-            move=move, resign=resign, winrate=winrate, playouts=done, seconds=elapsed, moves=stats,
-            pv=best.pv if move == best.point else [PASS], nodes=int(self.tree.meta[N_NODES]),
-        )
+        return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]))
 
 
 __all__ = ["MCTSPlayer", "Tree", "new_tree", "run_simulations", "new_scratch"]

@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from obook.go.board import PASS, new_board
+from obook.go.board import BLACK, PASS, new_board
 from obook.playout.policies import POLICY_NAMES, new_scratch
 from obook.position import Position
 from obook.rng import make_rng
@@ -67,6 +67,7 @@ class FlatPlayer(Player):
         from obook.search.flat import candidate_moves, flat_search
 
         seconds, playouts = self.budget(seconds, playouts)
+        self.position = position
         board = position.board
         cells = board.color.shape[0]
         candidates = np.zeros(cells + 1, np.int64)
@@ -99,12 +100,27 @@ class FlatPlayer(Player):
             var = max(sq[k] / v - mean * mean, 0.0) if v else 0.0
             stats.append(MoveStats(point=int(candidates[k]), visits=v, winrate=mean, variance=var, pv=[int(candidates[k])]))
         stats.sort(key=lambda s: (s.winrate, s.visits), reverse=True)
-        best = stats[0]
-        resign = self.config.resign_threshold > 0 and best.winrate < self.config.resign_threshold
-        return SearchResult(
-            move=best.point, resign=resign, winrate=best.winrate, playouts=done, seconds=elapsed,
-            moves=stats, pv=[best.point],
-        )
+        return decide(self.config, self.position, stats, done, elapsed)
+
+
+def decide(config: SearchConfig, position: Position, stats: list[MoveStats], playouts: int, seconds: float,
+           nodes: int = 0) -> SearchResult:
+    """The move from root statistics sorted best first: the most visited move, except that a player
+    whose opponent has just passed passes too when the position as it stands wins (so won games end
+    cleanly), and resigns below the configured win rate once the estimate rests on 100 visits."""
+    if not stats:
+        return SearchResult(move=PASS, resign=False, winrate=0.5, playouts=playouts, seconds=seconds, moves=[],
+                            pv=[PASS], nodes=nodes)
+    best = stats[0]
+    move, winrate, pv = best.point, best.winrate, best.pv
+    if config.pass_when_won and position.passes == 1 and move != PASS:
+        mover_score = position.score() if position.to_move == BLACK else -position.score()
+        if mover_score > 0:
+            move, pv = PASS, [PASS]
+            winrate = next((s.winrate for s in stats if s.point == PASS), winrate)
+    resign = config.resign_threshold > 0 and best.visits >= 100 and best.winrate < config.resign_threshold
+    return SearchResult(move=move, resign=resign, winrate=winrate, playouts=playouts, seconds=seconds, moves=stats,
+                        pv=pv, nodes=nodes)
 
 
 def make_player(config: SearchConfig | str | None = None) -> Player:

@@ -1,0 +1,152 @@
+"""Root parallelism: P processes grow independent trees of the same position with different seeds;
+their root statistics are summed and the most visited move is played.
+
+Workers are long-lived (each keeps its own tree between moves, so tree reuse still works) and are
+driven in slices of the budget, which lets the parent report progress and stop on time.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import replace
+
+from obook.position import Position
+from obook.search.config import SearchConfig
+from obook.search.player import Player, decide, resolve_seed
+from obook.search.result import MoveStats, SearchResult
+
+SLICE_SECONDS = 0.25
+
+
+def _worker(connection, config: SearchConfig) -> None:
+    from obook.search.mcts import MCTSPlayer
+
+    player = MCTSPlayer(config)
+    position: Position | None = None
+    while True:
+        message = connection.recv()
+        kind = message[0]
+        if kind == "stop":
+            break
+        if kind == "new_game":
+            player.new_game()
+            continue
+        _, state, seconds, playouts = message
+        if position is None or _state(position) != state:
+            position = _position_from_state(state)
+        result = player.genmove(position, seconds=seconds, playouts=playouts)
+        connection.send(
+            (
+                result.playouts,
+                [(s.point, s.visits, s.winrate, s.variance, s.amaf_visits, s.amaf_winrate, s.pv) for s in result.moves],
+                result.nodes,
+            )
+        )
+
+
+def _state(position: Position) -> tuple:
+    return (
+        position.size, position.komi, position.superko, tuple(position.setup_black), tuple(position.setup_white),
+        position.first_to_move, tuple(position.moves),
+    )
+
+
+def _position_from_state(state: tuple) -> Position:
+    size, komi, superko, black, white, first, moves = state
+    return Position(size=size, komi=komi, superko=superko, setup_black=list(black), setup_white=list(white),
+                    first_to_move=first, moves=list(moves))
+
+
+class RootParallelPlayer(Player):
+    def __init__(self, config: SearchConfig):
+        self.config = config
+        base = resolve_seed(config.seed)
+        context = mp.get_context("spawn")
+        self.connections = []
+        self.processes = []
+        for k in range(config.processes):
+            parent, child = context.Pipe()
+            worker_config = replace(config, processes=1, seed=(base + 7919 * (k + 1)) % (1 << 63) or 1)
+            process = context.Process(target=_worker, args=(child, worker_config), daemon=True)
+            process.start()
+            self.connections.append(parent)
+            self.processes.append(process)
+
+    def new_game(self) -> None:
+        for connection in self.connections:
+            connection.send(("new_game",))
+
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
+        seconds, playouts = self.budget(seconds, playouts)
+        state = _state(position)
+        start = time.perf_counter()
+        workers = len(self.connections)
+        merged: dict[int, list] = {}
+        done = 0
+        nodes = 0
+        while True:
+            elapsed = time.perf_counter() - start
+            if seconds is not None:
+                remaining = seconds - elapsed
+                if remaining <= 0.005:
+                    break
+                slice_seconds, slice_playouts = min(SLICE_SECONDS, remaining), None
+            else:
+                remaining_playouts = playouts - done
+                if remaining_playouts <= 0:
+                    break
+                per_worker = -(-remaining_playouts // workers)
+                slice_seconds = None
+                slice_playouts = per_worker if on_progress is None else min(per_worker, 5000)
+            for connection in self.connections:
+                connection.send(("search", state, slice_seconds, slice_playouts))
+            replies = [connection.recv() for connection in self.connections]
+            # Each worker reports cumulative root statistics of its (reused) tree: keep the latest.
+            merged = {}
+            nodes = 0
+            for worker_playouts, stats, worker_nodes in replies:
+                done += worker_playouts
+                nodes += worker_nodes
+                for point, visits, winrate, variance, amaf_visits, amaf_winrate, pv in stats:
+                    entry = merged.setdefault(point, [0, 0.0, 0.0, 0, 0.0, pv, 0])
+                    entry[0] += visits
+                    entry[1] += winrate * visits
+                    entry[2] += (variance + winrate * winrate) * visits
+                    entry[3] += amaf_visits
+                    entry[4] += amaf_winrate * amaf_visits
+                    if visits > entry[6]:
+                        entry[5], entry[6] = pv, visits
+            if on_progress is not None:
+                on_progress(self._result(position, merged, done, time.perf_counter() - start, nodes))
+        return self._result(position, merged, done, time.perf_counter() - start, nodes)
+
+    def _result(self, position: Position, merged: dict, done: int, elapsed: float, nodes: int) -> SearchResult:
+        stats = []
+        for point, (visits, wins, wins_sq, amaf_visits, amaf_wins, pv, _) in merged.items():
+            mean = wins / visits if visits else 0.0
+            stats.append(
+                MoveStats(
+                    point=point, visits=visits, winrate=mean,
+                    variance=max(wins_sq / visits - mean * mean, 0.0) if visits else 0.0,
+                    amaf_visits=amaf_visits, amaf_winrate=amaf_wins / amaf_visits if amaf_visits else 0.0, pv=list(pv),
+                )
+            )
+        stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)
+        return decide(self.config, position, stats, done, elapsed, nodes)
+
+    def close(self) -> None:
+        for connection in self.connections:
+            try:
+                connection.send(("stop",))
+            except (BrokenPipeError, OSError):
+                pass
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+        self.connections, self.processes = [], []
+
+    def __del__(self):
+        if getattr(self, "processes", None):
+            self.close()
