@@ -24,6 +24,12 @@ def register(subparsers) -> None:
     playouts.add_argument("--seed", type=int, default=1)
     playouts.add_argument("--json", action="store_true", help="print one JSON object")
     playouts.set_defaults(func=run_playouts)
+    search = kinds.add_parser("search", help="MCTS simulations per second against the raw playout rate")
+    search.add_argument("--size", type=int, default=9)
+    search.add_argument("--config", default="", help="search options, e.g. 'policy=light,rave=off'")
+    search.add_argument("--seconds", type=float, default=5.0)
+    search.add_argument("--json", action="store_true")
+    search.set_defaults(func=run_search)
     startup = kinds.add_parser("startup", help="engine start-up time with an empty and a warm numba cache")
     startup.add_argument("--json", action="store_true")
     startup.set_defaults(func=run_startup)
@@ -86,6 +92,46 @@ def run_playouts(args: argparse.Namespace) -> int:
             f"{result['playouts_per_second']:,.0f} playouts/s, {result['moves_per_playout']} moves/playout, "
             f"Black wins {100 * result['black_win_rate']:.1f}% "
             f"({result['playouts']:,} playouts in {result['seconds']} s; engine ready in {result['engine_ready_seconds']} s)"
+        )
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    """One search from the empty board for ``--seconds`` on one core, then the raw playout rate of
+    the same policy for as long: the tree's overhead is the gap between the two."""
+    from obook.position import Position
+    from obook.search.config import SearchConfig
+    from obook.search.player import make_player
+
+    config = SearchConfig.from_spec(args.config, processes=1, seed=1, max_nodes=4_000_000)
+    if args.seconds <= 0:
+        raise ObookError("--seconds must be positive")
+    position = Position(size=args.size, komi=7.5)
+    player = make_player(config)
+    player.genmove(position, playouts=200)  # compile or load before timing
+    player.new_game()
+    result = player.genmove(position, seconds=args.seconds)
+    raw = measure_playouts(args.size, config.policy, args.seconds, 7.5, 1)
+    figures = {
+        "size": args.size,
+        "config": config.to_spec(),
+        "policy": config.policy,
+        "simulations": result.playouts,
+        "simulations_per_second": round(result.playouts / result.seconds, 1),
+        "raw_playouts_per_second": raw["playouts_per_second"],
+        "ratio_to_raw": round(result.playouts / result.seconds / raw["playouts_per_second"], 3),
+        "tree_nodes": result.nodes,
+        "best_move": position.vertex(result.move),
+        "winrate": round(result.winrate, 4),
+    }
+    if args.json:
+        print(json.dumps(figures))
+    else:
+        print(
+            f"MCTS ({figures['config'] or 'defaults'}), {args.size}x{args.size}, one core: "
+            f"{figures['simulations_per_second']:,.0f} simulations/s vs {figures['raw_playouts_per_second']:,.0f} raw "
+            f"{config.policy} playouts/s = {100 * figures['ratio_to_raw']:.0f}%; {figures['tree_nodes']:,} nodes; "
+            f"best {figures['best_move']} ({100 * figures['winrate']:.1f}%)"
         )
     return 0
 

@@ -35,7 +35,7 @@ class SearchConfig:
     rave_k: float = 3000.0  # the alpha schedule's horizon (the seed's example is 10,000)
     rave_bias: float = 0.05  # b in beta = n~ / (n + n~ + 4 b^2 n n~)
     # --- expansion ---------------------------------------------------------------------------
-    expand_threshold: int = 2  # expand a leaf after this many visits (1: "all ends")
+    expand_threshold: int = 8  # expand a leaf after this many visits (1: "all ends")
     widening: bool = False  # progressive widening: consider only the best k(n) children
     widening_a: float = 2.0  # k(n) = widening_a + n ** widening_b
     widening_b: float = 0.4
@@ -46,7 +46,7 @@ class SearchConfig:
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
     reuse_tree: bool = True  # keep the subtree of the actual moves between searches
-    max_nodes: int = 400_000  # node capacity of the tree
+    max_nodes: int = 1_000_000  # node capacity of the tree (about 52 bytes a node, twice for reuse)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
     processes: int = 1  # root parallelism over processes

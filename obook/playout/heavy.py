@@ -1,0 +1,288 @@
+"""The ``heavy`` playout policy: MoGo-style local answers instead of uniform moves.
+
+In order, the first rule that yields a candidate chooses the move (uniformly among its candidates):
+
+1. save-atari: an own string next to the last move is in atari: capture a neighbouring string in
+   atari, or extend at the liberty when that leaves at least two liberties;
+2. patterns: the empty points around the last move that match a 3x3 shape (hane, cut, edge moves
+   of Gelly, Wang, Munos & Teytaud 2006), unless the move is a self-atari;
+3. capture: any capture on the board (as atari-50 does, but deterministic priority);
+4. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
+   stone may be a throw-in or a nakade, so it is allowed).
+
+The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
+N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
+8 orientations and with either colour to move (shapes are good moves for both sides).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from obook.go.board import (
+    BLACK,
+    BORDER,
+    EMPTY,
+    KO_POINT,
+    LAST_MOVE,
+    N_EMPTY,
+    NO_POINT,
+    PASS,
+    TO_MOVE,
+    WHITE,
+    WIDTH,
+    atari_liberty,
+    compact_atari,
+    in_atari,
+    is_eye,
+    is_legal,
+)
+from obook.jit import hot
+from obook.rng import rand_below
+
+# Shapes with the move at the centre. X and O are the two colours (both assignments are tried),
+# '.' empty, '#' off board, 'x' anything but X, 'o' anything but O, '?' anything.
+SHAPES = (
+    ("XOX", "...", "???"),  # hane enclosing a stone
+    ("XO.", "...", "?.?"),  # hane, non-cutting
+    ("XO?", "X..", "x.?"),  # hane (magari)
+    ("XOO", "...", "?.?"),  # thin hane
+    ("XO?", "O.o", "?o?"),  # cut
+    ("XO?", "O.X", "???"),  # cut after a peep
+    ("?X?", "O.O", "ooo"),  # cut (de)
+    ("X.?", "O.?", "###"),  # edge: chase
+    ("OX?", "X.O", "###"),  # edge: block the side cut
+    ("?X?", "x.O", "###"),  # edge: block the connection
+    ("?XO", "x.x", "###"),  # edge: sagari
+    ("?OX", "X.O", "###"),  # edge: cut
+)
+
+_CELLS = {".": (EMPTY,), "#": (BORDER,), "?": (EMPTY, BLACK, WHITE, BORDER)}
+# Neighbour order of the code, as (row, col) in the 3x3 shape (row 0 on top).
+_ORDER = ((0, 1), (0, 2), (1, 2), (2, 2), (2, 1), (2, 0), (1, 0), (0, 0))
+
+
+def _orientations(shape: tuple[str, str, str]):
+    grid = [list(row) for row in shape]
+    for _ in range(4):
+        grid = [list(row) for row in zip(*grid[::-1])]
+        yield grid
+        yield [row[::-1] for row in grid]
+
+
+def _cell_values(ch: str, x_color: int) -> tuple[int, ...]:
+    o_color = 3 - x_color
+    if ch == "X":
+        return (x_color,)
+    if ch == "O":
+        return (o_color,)
+    if ch == "x":
+        return tuple(v for v in (EMPTY, BLACK, WHITE, BORDER) if v != x_color)
+    if ch == "o":
+        return tuple(v for v in (EMPTY, BLACK, WHITE, BORDER) if v != o_color)
+    return _CELLS[ch]
+
+
+def build_pattern_table() -> np.ndarray:
+    table = np.zeros(1 << 16, dtype=np.bool_)
+    for shape in SHAPES:
+        for grid in _orientations(shape):
+            if grid[1][1] != ".":
+                continue
+            for x_color in (BLACK, WHITE):
+                choices = [_cell_values(grid[r][c], x_color) for r, c in _ORDER]
+                for values in itertools.product(*choices):
+                    code = 0
+                    for k, v in enumerate(values):
+                        code |= v << (2 * k)
+                    table[code] = True
+    return table
+
+
+PATTERN_TABLE = build_pattern_table()
+
+
+@hot(inline="always")
+def pattern_code(b, p):
+    w = b.scalars[WIDTH]
+    col = b.color
+    return (
+        np.int64(col[p + w])
+        | (np.int64(col[p + w + 1]) << 2)
+        | (np.int64(col[p + 1]) << 4)
+        | (np.int64(col[p - w + 1]) << 6)
+        | (np.int64(col[p - w]) << 8)
+        | (np.int64(col[p - w - 1]) << 10)
+        | (np.int64(col[p - 1]) << 12)
+        | (np.int64(col[p + w - 1]) << 14)
+    )
+
+
+@hot(inline="always")
+def _note_liberty(first, q):
+    """Fold liberty ``q`` into the one seen so far: returns (first, True when two are distinct)."""
+    if first == -1:
+        return q, False
+    return first, q != first
+
+
+@hot(inline="always")
+def liberties_after(b, p, c):
+    """Liberties (0, 1, or 2 meaning "two or more") of the string ``c`` would have after playing
+    the legal point ``p``, in O(1): a neighbouring own string's pseudo-liberties minus its copies
+    of ``p`` are either all one point (one liberty left) or not (two or more)."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    first = -1
+    for q in (p - w, p - 1, p + 1, p + w):
+        cq = b.color[q]
+        if cq == EMPTY or (cq == opp and in_atari(b, b.root[q])):
+            # An empty neighbour, or a stone the move captures: a liberty either way.
+            first, two = _note_liberty(first, q)
+            if two:
+                return 2
+        elif cq == c:
+            r = b.root[q]
+            k = 0
+            for e in (p - w, p - 1, p + 1, p + w):
+                if b.color[e] == c and b.root[e] == r:
+                    k += 1
+            n = np.int64(b.lib_count[r]) - k
+            if n > 0:
+                s = b.lib_sum[r] - k * p
+                sq = b.lib_sum_sq[r] - k * p * p
+                if n * sq != s * s:
+                    return 2
+                first, two = _note_liberty(first, s // n)
+                if two:
+                    return 2
+    return 0 if first == -1 else 1
+
+
+@hot(inline="always")
+def _playable(b, p, c):
+    return b.color[p] == EMPTY and is_legal(b, p, c) and not is_eye(b, p, c)
+
+
+@hot(inline="always")
+def _push(out, n, p):
+    for i in range(n):
+        if out[i] == p:
+            return n
+    out[n] = p
+    return n + 1
+
+
+@hot(inline="always")
+def _save_atari_moves(b, last, c, out):
+    """Moves that save an own string in atari next to the last move."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    n = 0
+    for q in (last - w, last - 1, last + 1, last + w):
+        if b.color[q] != c:
+            continue
+        r = b.root[q]
+        if not in_atari(b, r):
+            continue
+        lib = atari_liberty(b, r)
+        if _playable(b, lib, c) and liberties_after(b, lib, c) >= 2:
+            n = _push(out, n, lib)
+        # Capturing a neighbour of the string in atari also saves it.
+        s = r
+        while True:
+            for e in (s - w, s - 1, s + 1, s + w):
+                if b.color[e] == opp and in_atari(b, b.root[e]):
+                    cap = atari_liberty(b, b.root[e])
+                    if _playable(b, cap, c):
+                        n = _push(out, n, cap)
+            s = b.next_stone[s]
+            if s == r:
+                break
+    return n
+
+
+@hot(inline="always")
+def _pattern_moves(b, last, c, out):
+    w = b.scalars[WIDTH]
+    n = 0
+    for p in (last - w - 1, last - w, last - w + 1, last - 1, last + 1, last + w - 1, last + w, last + w + 1):
+        if b.color[p] == EMPTY and PATTERN_TABLE[pattern_code(b, p)] and _playable(b, p, c):
+            if liberties_after(b, p, c) >= 2:
+                out[n] = p
+                n += 1
+    return n
+
+
+@hot(inline="always")
+def _capture_anywhere(b, c, out):
+    opp = 3 - c
+    n_opp = compact_atari(b, opp)
+    ko = b.scalars[KO_POINT]
+    n = 0
+    for i in range(n_opp):
+        lib = atari_liberty(b, b.atari[i])
+        if lib != ko and is_legal(b, lib, c):
+            n = _push(out, n, lib)
+    return n
+
+
+@hot(inline="always")
+def _random_move(b, c, rng):
+    """Uniform among legal non-eye moves that are not self-ataris of two stones or more."""
+    k = b.scalars[N_EMPTY]
+    empties = b.empties
+    index = b.empty_index
+    w = b.scalars[WIDTH]
+    while k > 0:
+        i = rand_below(rng, k)
+        p = empties[i]
+        if _playable(b, p, c):
+            libs = liberties_after(b, p, c)
+            if libs >= 2:
+                return p
+            # A self-atari: fine for a lone stone (throw-in, nakade), not for a group.
+            alone = True
+            for q in (p - w, p - 1, p + 1, p + w):
+                if b.color[q] == c:
+                    alone = False
+            if alone:
+                return p
+        k -= 1
+        last = empties[k]
+        empties[i] = last
+        index[last] = i
+        empties[k] = p
+        index[p] = k
+    return PASS
+
+
+@hot(inline="always")
+def heavy_move(b, rng, out):
+    """The ``heavy`` policy's move for the side to move (see the module docstring)."""
+    c = b.scalars[TO_MOVE]
+    last = b.scalars[LAST_MOVE]
+    if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
+        n = _save_atari_moves(b, last, c, out)
+        if n > 0:
+            return out[rand_below(rng, n)]
+        n = _pattern_moves(b, last, c, out)
+        if n > 0:
+            return out[rand_below(rng, n)]
+    n = _capture_anywhere(b, c, out)
+    if n > 0:
+        return out[rand_below(rng, n)]
+    p = _random_move(b, c, rng)
+    if p == PASS:
+        # Only self-ataris of groups are left: play them rather than pass with moves on the board.
+        k = b.scalars[N_EMPTY]
+        for i in range(k):
+            q = b.empties[i]
+            if _playable(b, q, c):
+                return q
+    return p
+
+
+__all__ = ["heavy_move", "PATTERN_TABLE", "pattern_code", "liberties_after", "SHAPES", "WHITE"]
