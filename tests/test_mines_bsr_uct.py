@@ -1,4 +1,4 @@
-"""BSR-UCT against an exact expectimax oracle on boards small enough to solve, plus its bookkeeping."""
+"""BSR-UCT against the exhaustive expectimax oracle on boards small enough to solve, plus its bookkeeping."""
 
 import itertools
 
@@ -17,66 +17,9 @@ from obook.mines.bsr_uct import (
     wilson_interval,
 )
 from obook.mines.game import PLAYING, UNKNOWN, MinesGame, neighbour_table, position_from_ascii, reveal, seed_random
+from obook.mines.oracle import Oracle
 
 CENTRE_4X4 = {5, 6, 9, 10}  # the four cells away from the edge
-
-
-class Oracle:
-    """Optimal expected final score by exhaustive expectimax over the layouts consistent with each view."""
-
-    def __init__(self, p, q, n_mines):
-        self.p, self.q, self.n_mines = p, q, n_mines
-        self.nbr, self.deg = neighbour_table(p, q)
-        self.safe = p * q - n_mines
-        self.out = np.zeros(p * q, np.int32)
-        self.memo = {}
-
-    def first_click_layouts(self, first):
-        block = {first, *self.nbr[first, : self.deg[first]].tolist()}
-        free = [c for c in range(self.p * self.q) if c not in block]
-        rows = []
-        for comb in itertools.combinations(free, self.n_mines):
-            z = np.zeros(self.p * self.q, np.uint8)
-            z[list(comb)] = 1
-            rows.append(z)
-        return rows
-
-    def value(self, obs, layouts):
-        key = obs.tobytes()
-        if key not in self.memo:
-            revealed = int((obs != UNKNOWN).sum())
-            if revealed >= self.safe:
-                self.memo[key] = 1.0
-            else:
-                self.memo[key] = max(self.q_value(obs, layouts, a) for a in np.flatnonzero(obs == UNKNOWN))
-        return self.memo[key]
-
-    def q_value(self, obs, layouts, a):
-        revealed = int((obs != UNKNOWN).sum())
-        total = 0.0
-        groups = {}
-        for z in layouts:
-            if z[a]:
-                total += revealed / self.safe
-                continue
-            o = obs.copy()
-            reveal(o, z, a, self.nbr, self.deg, self.out)
-            groups.setdefault(o.tobytes(), (o, []))[1].append(z)
-        for o, zs in groups.values():
-            total += len(zs) * self.value(o, zs)
-        return total / len(layouts)
-
-
-def consistent_layouts(obs, n_mines, nbr, deg):
-    hidden = np.flatnonzero(obs == UNKNOWN)
-    shown = [(c, int(obs[c])) for c in np.flatnonzero(obs != UNKNOWN)]
-    rows = []
-    for comb in itertools.combinations(hidden, n_mines):
-        z = np.zeros(obs.size, np.uint8)
-        z[list(comb)] = 1
-        if all(int(z[nbr[c, : deg[c]]].sum()) == t for c, t in shown):
-            rows.append(z)
-    return rows
 
 
 def decisive_positions(p, q, n_mines, count, gap=0.04):
@@ -88,10 +31,10 @@ def decisive_positions(p, q, n_mines, count, gap=0.04):
         game.click((p // 2) * q + q // 2)
         if game.status != PLAYING:
             continue
-        layouts = consistent_layouts(game.obs, n_mines, oracle.nbr, oracle.deg)
+        layouts = oracle.consistent_layouts(game.obs)
         if not 3 <= len(layouts) <= 60:
             continue
-        values = {int(a): oracle.q_value(game.obs, layouts, a) for a in np.flatnonzero(game.obs == UNKNOWN)}
+        values = {int(a): oracle.action_value(game.obs, layouts, a) for a in np.flatnonzero(game.obs == UNKNOWN)}
         best = max(values.values())
         if best - min(values.values()) >= gap and 0 < best < 1:
             found.append((game.obs.copy(), values))
@@ -103,14 +46,14 @@ def decisive_positions(p, q, n_mines, count, gap=0.04):
 ORACLE_5X5, POSITIONS_5X5 = decisive_positions(5, 5, 7, 3)
 
 
-@pytest.mark.parametrize("sampler,belief", [("rejection", "node"), ("exact", "root"), ("rejection", "root")])
-def test_first_click_on_4x4_is_a_forced_win_in_the_centre(sampler, belief):
-    engine = BsrUct(4, 4, 6, sampler=sampler, belief=belief)
+@pytest.mark.parametrize(
+    "sampler,belief,reward", [("rejection", "node", "score"), ("exact", "root", "win"), ("rejection", "root", "score")]
+)
+def test_first_click_on_4x4_is_a_forced_win_in_the_centre(sampler, belief, reward):
+    engine = BsrUct(4, 4, 6, sampler=sampler, belief=belief, reward=reward)
     result = engine.search(np.full(16, UNKNOWN, np.int8), sims=3000, seed=1)
-    oracle = Oracle(4, 4, 6)
-    value = oracle.q_value(np.full(16, UNKNOWN, np.int8), oracle.first_click_layouts(result.cell), result.cell)
     assert result.cell in CENTRE_4X4
-    assert value == pytest.approx(1.0)
+    assert Oracle(4, 4, 6, reward).first_click_value(result.cell) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("index", range(len(POSITIONS_5X5)))
@@ -164,6 +107,8 @@ def test_budgets_and_modes_are_checked():
         BsrUct(5, 5, 7, belief="leaf")
     with pytest.raises(ObookError, match="playout policy"):
         BsrUct(5, 5, 7, policy="greedy")
+    with pytest.raises(ObookError, match="unknown reward"):
+        BsrUct(5, 5, 7, reward="time")
 
 
 def test_safe_first_playout_solves_what_deduction_solves_and_uniform_does_not():
@@ -217,7 +162,25 @@ def test_player_is_reproducible_and_its_shortcut_only_clicks_safe_cells():
             move += 1
 
 
+def test_player_falls_back_to_exact_when_rejection_gives_up():
+    config = PlayerConfig(sampler="rejection", sims=50, first="center", max_tries=1)
+    record = Player(6, 6, 8, config).play(1)
+    assert record.fallback_searches > 0
+    assert record.fallback_searches <= record.searches
+
+
 def test_wilson_interval_matches_scipy():
     for wins, games in [(0, 10), (7, 10), (95, 100), (500, 500)]:
         ci = stats.binomtest(wins, games).proportion_ci(method="wilson")
         assert wilson_interval(wins, games) == pytest.approx((ci.low, ci.high), abs=1e-9)
+
+
+def test_oracle_values_a_hand_solved_position():
+    # one mine hides in the last column; a count only ever says "1", so it is a coin toss: win 1/2
+    p, q, _, obs = position_from_ascii("o o x\no o .")
+    win = Oracle(p, q, 1, "win")
+    layouts = win.consistent_layouts(obs)
+    assert len(layouts) == 2
+    assert win.value(obs, layouts) == pytest.approx(0.5)
+    score = Oracle(p, q, 1, "score")
+    assert score.value(obs, layouts) == pytest.approx(0.5 * 1 + 0.5 * 4 / 5)

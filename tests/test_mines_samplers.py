@@ -12,14 +12,13 @@ import pytest
 from scipy import stats
 
 from obook.errors import ObookError
-from obook.mines.game import PLAYING, UNKNOWN, MinesGame, neighbour_table, position_from_ascii
+from obook.mines.game import PLAYING, UNKNOWN, MinesGame, neighbour_table, position_from_ascii, seed_random
 from obook.mines.samplers import (
     draw_metropolis,
     make_work,
     mine_probabilities,
     sample_layouts,
 )
-from obook.mines.game import seed_random
 
 
 def consistent_layouts(obs, n_mines, p, q):
@@ -156,3 +155,20 @@ def test_sampler_failures_are_clear_errors():
         sample_layouts(bad, p, q, n_mines, "exact", 5)
     with pytest.raises(ObookError, match="hidden cells"):
         sample_layouts(np.zeros(p * q, np.int8), p, q, n_mines, "exact", 5)
+
+
+def test_exact_probabilities_stay_exact_when_solutions_overflow_the_reservoir():
+    from obook.mines.samplers import EXACT_SAMPLED, exact_draw, exact_prepare, exact_probabilities
+
+    p, q, n_mines, obs, layouts = POSITIONS[1]
+    nbr, deg = neighbour_table(p, q)
+    ex = exact_prepare(obs, n_mines, nbr, deg, 1, 10**7, 0)
+    assert ex[0] == EXACT_SAMPLED
+    assert np.allclose(exact_probabilities(ex, n_mines, p * q), layouts.mean(axis=0), atol=1e-12)
+    consistent = {z.tobytes() for z in layouts}
+    z = np.zeros(p * q, np.uint8)
+    scratch = np.zeros(p * q, np.int32)
+    seed_random(1)
+    for _ in range(200):
+        exact_draw(ex, n_mines, z, scratch)
+        assert z.tobytes() in consistent

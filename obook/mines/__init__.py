@@ -2,6 +2,7 @@
 
 Reading order: ``game`` (rules and the flat board layout), ``samplers`` (layouts consistent with what the
 player has seen: rejection, Metropolis, Metropolis with inheritance, exact), ``bsr_uct`` (the search and the
-player), ``cli`` (``obook mines play`` / ``show``). Spec: Couetoux, Milone, Teytaud, "Consistent Belief
+player), ``oracle`` (exact optimal play on tiny boards, the ground truth of the tests), ``cli``
+(``obook mines play`` / ``show``). Spec: Couetoux, Milone, Teytaud, "Consistent Belief
 State Estimation, with Application to Mines" (TAAI 2011).
 """

@@ -44,7 +44,6 @@ from numba import njit
 
 from obook.errors import ObookError
 from obook.mines.game import (
-    LOST,
     PLAYING,
     UNKNOWN,
     WON,
@@ -54,16 +53,19 @@ from obook.mines.game import (
     reveal,
 )
 from obook.mines.samplers import (
+    DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TRIES,
+    DEFAULT_RESERVOIR,
     EXACT,
+    EXACT_INCONSISTENT,
+    EXACT_SAMPLED,
+    EXACT_TOO_BIG,
     draw_layout,
     empty_exact,
     exact_prepare,
     exact_probabilities,
     make_work,
     sampler_kind,
-    EXACT_OK,
-    DEFAULT_MAX_SOLUTION_CELLS,
 )
 
 NO_NODE = -1  # end of a sibling list / edge without children
@@ -71,8 +73,10 @@ ROOT = 0  # the root node index
 UNIFORM, SAFE_FIRST = 0, 1  # playout policies
 POLICIES = {"uniform": UNIFORM, "safe-first": SAFE_FIRST}
 BELIEF_MODES = ("node", "root")
+REWARDS = ("score", "win")  # backed-up value: final score (the paper) or 1 for a solved board
 SAMPLER_FAILED = -1  # run_simulations result when the rejection sampler gave up
 ZOBRIST_SEED = 20110101  # fixed so that observation keys are stable across runs
+PLAYER_MAX_TRIES = 2_000_000  # rejection draws per position before a player falls back (about 1 s)
 MAX_EDGES = 1 << 22  # tree edge capacity cap (about 100 MB); a full tree stops expanding, searches go on
 
 
@@ -317,11 +321,12 @@ def _playout_safe_first(w_obs, z, revealed, safe_total, n_mines, nbr, deg, sw):
 
 @njit(cache=True)
 def run_simulations(root_obs, n_mines, nbr, deg, zob, tree, sw, work, ex, kind, policy, root_mode, c_uct,
-                    n_sims, max_tries, seed):
+                    win_reward, n_sims, max_tries, seed):
     """Run ``n_sims`` BSR-UCT simulations from the tree's root; return how many ran (SAMPLER_FAILED when
-    the rejection sampler gave up). Everything a simulation touches is preallocated."""
+    the rejection sampler gave up). The reward is the final score (the paper) or, with ``win_reward``,
+    1 for a solved board and 0 otherwise. Everything a simulation touches is preallocated."""
     np.random.seed(seed)
-    edge_start, visits, hashes, nxt = tree[0], tree[2], tree[3], tree[4]
+    visits, hashes, nxt = tree[2], tree[3], tree[4]
     edge_cell, edge_n, edge_q, edge_child = tree[5], tree[6], tree[7], tree[8]
     w_obs, z, out, path, path_nodes, place_work = sw[0], sw[1], sw[2], sw[3], sw[4], sw[11]
     n = root_obs.size
@@ -358,7 +363,7 @@ def run_simulations(root_obs, n_mines, nbr, deg, zob, tree, sw, work, ex, kind, 
                 if draw_layout(kind, w_obs, n_mines, nbr, deg, work, ex, z, trials, max_tries) == SAMPLER_FAILED:
                     return SAMPLER_FAILED
             if z[a]:
-                reward = revealed / safe_total
+                reward = 0.0 if win_reward else revealed / safe_total
                 break
             k = reveal(w_obs, z, a, nbr, deg, out)
             for i in range(k):
@@ -390,7 +395,10 @@ def run_simulations(root_obs, n_mines, nbr, deg, zob, tree, sw, work, ex, kind, 
                 final = _playout_uniform(w_obs, z, revealed, safe_total, n_mines, nbr, deg, sw)
             else:
                 final = _playout_safe_first(w_obs, z, revealed, safe_total, n_mines, nbr, deg, sw)
-            reward = min(final, safe_total) / safe_total
+            if win_reward:
+                reward = 1.0 if final >= safe_total else 0.0
+            else:
+                reward = min(final, safe_total) / safe_total
         for i in range(depth):
             e = path[i]
             edge_n[e] += 1
@@ -398,6 +406,10 @@ def run_simulations(root_obs, n_mines, nbr, deg, zob, tree, sw, work, ex, kind, 
         for i in range(n_path):
             visits[path_nodes[i]] += 1
     return n_sims
+
+
+class SamplerGaveUp(ObookError):
+    """The rejection sampler drew ``max_tries`` layouts without a consistent one."""
 
 
 @dataclass
@@ -421,8 +433,9 @@ class BsrUct:
     """
 
     def __init__(self, p: int, q: int, n_mines: int, sampler: str = "rejection", policy: str = "uniform",
-                 belief: str = "node", c_uct: float = 1.0, max_tries: int = DEFAULT_MAX_TRIES,
-                 max_solution_cells: int = DEFAULT_MAX_SOLUTION_CELLS):
+                 belief: str = "node", c_uct: float = 1.0, reward: str = "score",
+                 max_tries: int = DEFAULT_MAX_TRIES,
+                 reservoir: int = DEFAULT_RESERVOIR, max_steps: int = DEFAULT_MAX_STEPS):
         if belief not in BELIEF_MODES:
             raise ObookError(f"unknown belief mode {belief!r}; choose node or root")
         if not c_uct >= 0:
@@ -433,8 +446,11 @@ class BsrUct:
         self.policy = policy_kind(policy)
         self.root_mode = belief == "root" or self.kind == EXACT
         self.c_uct = float(c_uct)
+        if reward not in REWARDS:
+            raise ObookError(f"unknown reward {reward!r}; choose score (the paper) or win")
+        self.win_reward = reward == "win"
         self.max_tries = int(max_tries)
-        self.max_solution_cells = int(max_solution_cells)
+        self.reservoir, self.max_steps = int(reservoir), int(max_steps)
         self.nbr, self.deg = neighbour_table(p, q)
         self.zob = zobrist_table(self.n)
         self.sw = make_scratch(self.n)
@@ -455,12 +471,14 @@ class BsrUct:
         new[9][:] = old[9]
         self.tree = new
 
-    def prepare(self, obs: np.ndarray) -> tuple:
-        """Exact tables for ``obs``, or None when the enumeration is too big or nothing is revealed."""
+    def prepare(self, obs: np.ndarray, seed: int = 0) -> tuple | None:
+        """Exact tables for ``obs``, or None when the enumeration is too long or nothing is revealed."""
         if not (obs != UNKNOWN).any():
             return None
-        ex = exact_prepare(obs, self.n_mines, self.nbr, self.deg, self.max_solution_cells)
-        return ex if ex[0] == EXACT_OK else None
+        ex = exact_prepare(obs, self.n_mines, self.nbr, self.deg, self.reservoir, self.max_steps, seed)
+        if ex[0] == EXACT_INCONSISTENT:
+            raise ObookError(f"no layout of {self.n_mines} mines is consistent with the revealed counts")
+        return None if ex[0] == EXACT_TOO_BIG else ex
 
     def search(self, obs: np.ndarray, sims: int | None = None, seconds: float | None = None, seed: int = 0,
                allowed: np.ndarray | None = None, ex: tuple | None = None) -> SearchResult:
@@ -478,9 +496,9 @@ class BsrUct:
         if not (allowed.astype(bool) & (obs == UNKNOWN)).any():
             raise ObookError("no hidden cell is allowed at the root")
         if self.kind == EXACT and (obs != UNKNOWN).any():
-            ex = ex if ex is not None else self.prepare(obs)
+            ex = ex if ex is not None else self.prepare(obs, seed)
             if ex is None:
-                raise ObookError("exact sampler: the frontier is too large to enumerate (or inconsistent)")
+                raise ObookError("exact sampler: the frontier is too large to enumerate")
         else:
             ex = empty_exact()
         self.work[7][0] = 0
@@ -492,22 +510,19 @@ class BsrUct:
         if sims is not None:
             done = self._run(obs, ex, sims, int(ss.generate_state(1)[0]))
         else:
-            batch, k = 4, 0
+            batch, k = 1, 0
             while True:
-                elapsed = time.perf_counter() - t0
-                if elapsed >= seconds and done > 0:
+                if time.perf_counter() - t0 >= seconds and done > 0:
                     break
                 if self.tree[9][0] + batch >= self.tree[0].size:
                     self._grow()
                 tb = time.perf_counter()
                 done += self._run(obs, ex, batch, int(np.random.SeedSequence([seed, k]).generate_state(1)[0]))
                 k += 1
-                took = time.perf_counter() - tb
+                per_sim = (time.perf_counter() - tb) / batch
                 left = seconds - (time.perf_counter() - t0)
-                if took < 0.005 or took < left / 8:
-                    batch *= 2
-                elif took > left / 2 and batch > 1:
-                    batch //= 2
+                # a simulation costs more as the tree grows (Metropolis runs n(s) steps), hence the margins
+                batch = int(max(1, min(4 * batch, done, left / (3 * per_sim)))) if per_sim > 0 else 2 * batch
         elapsed = time.perf_counter() - t0
         tree = self.tree
         s, m = tree[0][ROOT], tree[1][ROOT]
@@ -519,10 +534,10 @@ class BsrUct:
 
     def _run(self, obs, ex, n_sims, seed) -> int:
         done = run_simulations(obs, self.n_mines, self.nbr, self.deg, self.zob, self.tree, self.sw, self.work,
-                               ex, self.kind, self.policy, self.root_mode, self.c_uct, n_sims, self.max_tries,
-                               seed)
+                               ex, self.kind, self.policy, self.root_mode, self.c_uct, self.win_reward, n_sims,
+                               self.max_tries, seed)
         if done == SAMPLER_FAILED:
-            raise ObookError(
+            raise SamplerGaveUp(
                 f"rejection sampler gave up after {self.max_tries} layouts; the board is too large for it "
                 "(use --sampler exact)"
             )
@@ -536,10 +551,13 @@ class BsrUct:
 class PlayerConfig:
     """How the player chooses moves.
 
+    ``max_tries``: layouts the rejection sampler draws before giving up on a position (the move is then
+    searched with the exact sampler and counted as a fallback).
     ``first``: ``search`` (let BSR-UCT choose the first click), ``center``, ``corner`` or a cell index.
     ``shortcut``: reveal a cell the exact belief proves safe without searching (never loses value: the
     cell must be revealed sooner or later and its count only adds information). ``candidates``: when > 0,
-    the root considers only the that many cells least likely to hold a mine (exact belief).
+    the root considers only that many cells least likely to hold a mine (exact belief). ``reward``:
+    ``score`` (the paper) or ``win``.
     """
 
     sampler: str = "rejection"
@@ -551,7 +569,8 @@ class PlayerConfig:
     first: str | int = "search"
     shortcut: bool = False
     candidates: int = 0
-    max_tries: int = DEFAULT_MAX_TRIES
+    reward: str = "score"
+    max_tries: int = PLAYER_MAX_TRIES
 
 
 @dataclass
@@ -567,6 +586,8 @@ class GameRecord:
     think_seconds: float
     first_cell: int
     clicks: list[int] = field(default_factory=list)
+    fallback_searches: int = 0
+    reservoir_moves: int = 0
 
 
 def first_click_cell(first: str | int, p: int, q: int) -> int | None:
@@ -592,19 +613,30 @@ class Player:
         if (config.sims is None) == (config.seconds is None):
             raise ObookError("give exactly one budget: --sims or --seconds")
         self.engine = BsrUct(p, q, n_mines, config.sampler, config.policy, config.belief, config.c_uct,
-                             config.max_tries)
+                             config.reward, config.max_tries)
         self.fixed_first = first_click_cell(config.first, p, q)
+        self._fallbacks: dict[str, BsrUct] = {}
+        self.fallbacks = 0  # moves of the current game searched with a fallback sampler
+        self.reservoir_moves = 0  # moves of the current game whose exact draws came from a reservoir
 
     def choose(self, game: MinesGame, seed: int) -> tuple[int, SearchResult | None]:
-        """The next click for ``game`` and the search behind it (None when no search was needed)."""
+        """The next click for ``game`` and the search behind it (None when no search was needed).
+
+        When the exact enumeration is too long (huge frontiers on expert boards) the move is searched
+        with Metropolis with inheritance instead; when rejection gives up (a position whose consistent
+        layouts are too rare to hit) it is searched with the exact sampler. ``self.fallbacks`` counts both.
+        """
         cfg = self.config
         obs = game.obs
         if game.revealed == 0 and self.fixed_first is not None:
             return self.fixed_first, None
         ex = None
         allowed = None
-        if game.revealed > 0 and (cfg.shortcut or cfg.candidates > 0 or self.engine.kind == EXACT):
-            ex = self.engine.prepare(obs)
+        engine = self.engine
+        if game.revealed > 0 and (cfg.shortcut or cfg.candidates > 0 or engine.kind == EXACT):
+            ex = engine.prepare(obs, seed)
+            if ex is not None:
+                self.reservoir_moves += ex[0] == EXACT_SAMPLED
             if ex is not None and (cfg.shortcut or cfg.candidates > 0):
                 prob = exact_probabilities(ex, self.n_mines, game.n)
                 hidden = np.flatnonzero(obs == UNKNOWN)
@@ -617,13 +649,27 @@ class Player:
                     order = hidden[np.lexsort((rng.random(hidden.size), np.round(prob[hidden], 12)))]
                     allowed = np.zeros(game.n, np.uint8)
                     allowed[order[: cfg.candidates]] = 1
-        result = self.engine.search(obs, cfg.sims, cfg.seconds, seed, allowed, ex)
+            if ex is None and engine.kind == EXACT:
+                engine = self._fallback("metropolis-inherit")
+        try:
+            result = engine.search(obs, cfg.sims, cfg.seconds, seed, allowed, ex if engine is self.engine else None)
+        except SamplerGaveUp:
+            result = self._fallback("exact").search(obs, cfg.sims, cfg.seconds, seed, allowed)
         return result.cell, result
+
+    def _fallback(self, sampler: str) -> BsrUct:
+        self.fallbacks += 1
+        if sampler not in self._fallbacks:
+            cfg = self.config
+            self._fallbacks[sampler] = BsrUct(self.p, self.q, self.n_mines, sampler, cfg.policy, "root", cfg.c_uct,
+                                              cfg.reward)
+        return self._fallbacks[sampler]
 
     def play(self, seed: int) -> GameRecord:
         """Play one game whose layout and search randomness come from ``seed``."""
         game = MinesGame(self.p, self.q, self.n_mines, seed=seed)
         searches = sims = 0
+        self.fallbacks = self.reservoir_moves = 0
         think = 0.0
         first = -1
         move = 0
@@ -639,7 +685,7 @@ class Player:
             game.click(cell)
             move += 1
         return GameRecord(seed, game.score, game.status == WON, move, searches, sims, think, first,
-                          list(game.clicks))
+                          list(game.clicks), self.fallbacks, self.reservoir_moves)
 
 
 def wilson_interval(wins: int, games: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -677,6 +723,8 @@ def summarise(records: list[GameRecord]) -> dict:
         "seconds_per_move": think / moves if moves else 0.0,
         "seconds_per_game": think / g if g else 0.0,
         "first_clicks": {str(k): v for k, v in sorted(firsts.items())},
+        "fallback_searches": sum(r.fallback_searches for r in records),
+        "reservoir_moves": sum(r.reservoir_moves for r in records),
     }
 
 
@@ -694,8 +742,8 @@ __all__ = [
     "GameRecord",
     "Player",
     "PlayerConfig",
+    "SamplerGaveUp",
     "SearchResult",
-    "LOST",
     "play_games",
     "summarise",
     "wilson_interval",

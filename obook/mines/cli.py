@@ -9,8 +9,26 @@ import time
 import numpy as np
 
 from obook.errors import ObookError
-from obook.mines.bsr_uct import BELIEF_MODES, POLICIES, Player, PlayerConfig, play_games, summarise
-from obook.mines.game import PLAYING, STANDARD_BOARDS, STATUS_NAMES, UNKNOWN, MinesGame, check_board, parse_cell, parse_size
+from obook.mines.bsr_uct import (
+    BELIEF_MODES,
+    PLAYER_MAX_TRIES,
+    POLICIES,
+    REWARDS,
+    Player,
+    PlayerConfig,
+    play_games,
+    summarise,
+)
+from obook.mines.game import (
+    PLAYING,
+    STANDARD_BOARDS,
+    STATUS_NAMES,
+    UNKNOWN,
+    MinesGame,
+    check_board,
+    parse_cell,
+    parse_size,
+)
 from obook.mines.samplers import SAMPLERS, mine_probabilities, sample_layouts
 
 
@@ -67,6 +85,10 @@ def _search_args(p: argparse.ArgumentParser) -> None:
                    help="first click: search, center, corner or ROW,COL (default search)")
     p.add_argument("--shortcut", action="store_true",
                    help="reveal cells the exact belief proves safe without searching")
+    p.add_argument("--reward", default="score", choices=list(REWARDS),
+                   help="value backed up: final score (the paper) or 1 for a win")
+    p.add_argument("--max-tries", type=int, default=PLAYER_MAX_TRIES,
+                   help="rejection draws per position before falling back to the exact sampler")
     p.add_argument("--candidates", type=int, default=0,
                    help="search only the K cells least likely to be mines (0 = all)")
 
@@ -93,6 +115,8 @@ def _config(args, p: int, q: int) -> PlayerConfig:
         raise ObookError(f"--sims {sims} must be at least 1")
     if args.seconds is not None and not args.seconds > 0:
         raise ObookError(f"--seconds {args.seconds} must be positive")
+    if args.max_tries < 1:
+        raise ObookError(f"--max-tries {args.max_tries} must be at least 1")
     if args.candidates < 0:
         raise ObookError(f"--candidates {args.candidates} must be >= 0")
     first: str | int = args.first
@@ -100,7 +124,7 @@ def _config(args, p: int, q: int) -> PlayerConfig:
         first = parse_cell(first, p, q)
     return PlayerConfig(sampler=args.sampler, policy=args.policy, belief=args.belief, sims=sims,
                         seconds=args.seconds, c_uct=args.c_uct, first=first, shortcut=args.shortcut,
-                        candidates=args.candidates)
+                        candidates=args.candidates, reward=args.reward, max_tries=args.max_tries)
 
 
 def _budget_text(cfg: PlayerConfig) -> str:
@@ -129,6 +153,8 @@ def cmd_play(args) -> int:
           f"time per move {1000 * s['seconds_per_move']:.1f} ms  per game {s['seconds_per_game']:.3f} s")
     firsts = ", ".join(f"({int(c) // q},{int(c) % q}) x{k}" for c, k in s["first_clicks"].items())
     print(f"first clicks: {firsts}")
+    if s["fallback_searches"]:
+        print(f"searches handed to a fallback sampler: {s['fallback_searches']}")
     return 0
 
 
@@ -154,7 +180,8 @@ def cmd_show(args) -> int:
         if args.estimate == "exact":
             prob = mine_probabilities(game.obs, p, q, n_mines)
         else:
-            layouts = sample_layouts(game.obs, p, q, n_mines, args.estimate, args.samples, seed=args.seed)
+            layouts = sample_layouts(game.obs, p, q, n_mines, args.estimate, args.samples,
+                                     seed=args.seed, trials=100, burn_in=2000)
             prob = layouts.mean(axis=0)
             prob[game.obs != UNKNOWN] = 0.0
     if args.json:

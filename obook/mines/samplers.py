@@ -15,7 +15,9 @@ Four samplers, one interface (``draw_layout``, dispatched on an integer kind):
 - ``exact``: enumerate the frontier (hidden cells next to a revealed count) component by component, weight
   each combination by C(interior cells, mines left) and sample it exactly; then place the remaining mines
   uniformly in the interior. ``exact_prepare`` does the enumeration once per observation; each draw is then
-  linear in the frontier size.
+  linear in the frontier size. Counts and probabilities are always exact; the solutions themselves are
+  kept up to a reservoir per (component, mine count), so on the rare huge frontier (expert boards) a draw
+  picks among a uniform random subset of them (reported as EXACT_SAMPLED).
 
 Scratch arrays are bundled in the ``work`` tuple of ``make_work`` so that a draw allocates nothing:
     0 unk[n]            hidden cells (reordered freely by the samplers)
@@ -41,8 +43,10 @@ REJECTION, METROPOLIS, METROPOLIS_INHERIT, EXACT = 0, 1, 2, 3
 SAMPLERS = {"rejection": REJECTION, "metropolis": METROPOLIS, "metropolis-inherit": METROPOLIS_INHERIT, "exact": EXACT}
 
 DEFAULT_MAX_TRIES = 50_000_000  # rejection gives up (and reports it) after this many rejected layouts
-DEFAULT_MAX_SOLUTION_CELLS = 1 << 23  # exact sampler: bytes of stored frontier solutions before giving up
-EXACT_OK, EXACT_TOO_BIG, EXACT_INCONSISTENT = 0, -1, -2
+DEFAULT_RESERVOIR = 4096  # exact sampler: solutions kept per (component, mine count)
+RESERVOIR_CELLS = 1 << 22  # exact sampler: cap on the cells kept per component (shrinks its reservoir)
+DEFAULT_MAX_STEPS = 50_000_000  # exact sampler: backtracking steps before giving up on a frontier
+EXACT_OK, EXACT_SAMPLED, EXACT_TOO_BIG, EXACT_INCONSISTENT = 0, 1, -1, -2
 
 
 def sampler_kind(name: str) -> int:
@@ -221,17 +225,20 @@ def _convolve_normalised(a, la, b, lb, out):
 
 
 @njit(cache=True)
-def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
+def exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, seed):
     """Enumerate the frontier of ``obs`` and build the tables ``exact_draw`` samples from.
 
-    Returns ``(status, front, comp_start, pool, pool_start, sol_first, sol_order, koff_base, koff, cnt, H,
-    interior, bn)``; ``status`` is EXACT_OK, EXACT_TOO_BIG (more than ``max_solution_cells`` stored) or
-    EXACT_INCONSISTENT (no layout fits the observation). ``cnt[c, k]`` counts the solutions of component
-    ``c`` with ``k`` mines; ``H[c, r]`` is the weight of all completions of components after ``c`` when
-    ``r`` mines are used so far, interior included; ``bn[t]`` is C(interior, N - t) scaled.
+    Returns ``(status, front, comp_start, pool, res_base, res_cap, cnt, H, interior, bn, cellk)``.
+    ``cnt[c, k]`` counts the solutions of component ``c`` with ``k`` mines and ``cellk[f, k]`` those among
+    them with a mine on frontier cell ``f``: both exact, so probabilities are exact whatever the size.
+    Solutions themselves are kept in a reservoir of ``res_cap[c]`` per (component, k), a uniform random
+    subset once a class overflows: ``status`` is then EXACT_SAMPLED (draws pick among the kept solutions)
+    instead of EXACT_OK. EXACT_TOO_BIG: more than ``max_steps`` backtracking steps; EXACT_INCONSISTENT: no
+    layout fits. ``H[c, r]`` weighs all completions after component ``c`` when ``r`` mines are used so far,
+    interior included; ``bn[t]`` is C(interior, N - t), scaled.
     """
+    np.random.seed(seed)
     n = obs.size
-    cons_cell = np.empty(n, np.int32)
     cons_target = np.empty(n, np.int32)
     cons_nvar = np.zeros(n, np.int32)
     cons_var = np.empty((n, 8), np.int32)
@@ -249,7 +256,6 @@ def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
                 cons_var[n_cons, nv] = d
                 nv += 1
         if nv > 0:
-            cons_cell[n_cons] = c
             cons_target[n_cons] = obs[c]
             cons_nvar[n_cons] = nv
             for k in range(nv):
@@ -283,6 +289,7 @@ def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
                         n_front += 1
         n_comp += 1
     comp_start[n_comp] = n_front
+    comp_start = comp_start[: n_comp + 1].copy()
     n_int = 0
     interior = np.empty(n, np.int32)
     for c in range(n):
@@ -292,37 +299,48 @@ def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
     interior = interior[:n_int].copy()
     front = front[:n_front].copy()
 
-    # backtracking enumeration, one component at a time
-    pool = np.empty(max_solution_cells, np.uint8)
-    sol_k = np.empty(max_solution_cells, np.int32)
-    pool_start = np.zeros(n_comp + 1, np.int64)
-    sol_first = np.zeros(n_comp + 1, np.int64)
+    # reservoirs: res_cap[c] solutions of m cells for each k in 0..m
+    res_cap = np.zeros(n_comp + 1, np.int64)
+    res_base = np.zeros(n_comp + 1, np.int64)
+    for ci in range(n_comp):
+        m = comp_start[ci + 1] - comp_start[ci]
+        res_cap[ci] = max(1, min(reservoir, RESERVOIR_CELLS // ((m + 1) * m)))
+        res_base[ci + 1] = res_base[ci] + (m + 1) * m * res_cap[ci]
+    pool = np.empty(max(res_base[n_comp], 1), np.uint8)
     cnt = np.zeros((n_comp, n_front + 1))
+    cellk = np.zeros((n_front, n_front + 1))
     cm = np.zeros(n_cons, np.int32)
     cu = cons_nvar[:n_cons].copy()
     val = np.empty(n_front + 1, np.int32)
-    n_pool = 0
-    n_sol = 0
     status = EXACT_OK
+    steps = 0
     for ci in range(n_comp):
         s0 = comp_start[ci]
         m = comp_start[ci + 1] - s0
-        pool_start[ci] = n_pool
-        sol_first[ci] = n_sol
+        cap = res_cap[ci]
         kk = 0
         j = 0
         val[0] = -1
         while j >= 0:
+            steps += 1
+            if steps > max_steps:
+                status = EXACT_TOO_BIG
+                break
             if j == m:
-                if n_pool + m > max_solution_cells:
-                    status = EXACT_TOO_BIG
-                    break
-                for i in range(m):
-                    pool[n_pool + i] = val[i]
-                n_pool += m
-                sol_k[n_sol] = kk
-                n_sol += 1
                 cnt[ci, kk] += 1.0
+                for i in range(m):
+                    if val[i]:
+                        cellk[s0 + i, kk] += 1.0
+                seen = np.int64(cnt[ci, kk])
+                slot = seen - 1
+                if seen > cap:
+                    if status == EXACT_OK:
+                        status = EXACT_SAMPLED
+                    slot = np.random.randint(seen)
+                if slot < cap:
+                    off = res_base[ci] + (kk * cap + slot) * m
+                    for i in range(m):
+                        pool[off + i] = val[i]
                 j -= 1
                 continue
             x = front[s0 + j]
@@ -348,28 +366,8 @@ def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
                 j += 1
                 if j < m:
                     val[j] = -1
-        if status != EXACT_OK:
+        if status == EXACT_TOO_BIG:
             break
-    pool_start[n_comp] = n_pool
-    sol_first[n_comp] = n_sol
-
-    # solutions of each component grouped by mine count
-    koff_base = np.zeros(n_comp + 1, np.int64)
-    for ci in range(n_comp):
-        koff_base[ci + 1] = koff_base[ci] + (comp_start[ci + 1] - comp_start[ci]) + 2
-    koff = np.zeros(koff_base[n_comp] + 1, np.int64)
-    sol_order = np.empty(max(n_sol, 1), np.int64)
-    if status == EXACT_OK:
-        for ci in range(n_comp):
-            m = comp_start[ci + 1] - comp_start[ci]
-            kb = koff_base[ci]
-            for k in range(m + 1):
-                koff[kb + k + 1] = koff[kb + k] + np.int64(cnt[ci, k])
-            fill = koff[kb : kb + m + 2].copy()
-            for g in range(sol_first[ci], sol_first[ci + 1]):
-                k = sol_k[g]
-                sol_order[sol_first[ci] + fill[k]] = g
-                fill[k] += 1
 
     # weights: suffix convolutions of the component counts against the interior binomials
     bn = np.zeros(n_front + 1)
@@ -381,28 +379,21 @@ def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
         bn[t] = math.exp(bn[t] - mx) if mx > -np.inf else 0.0
     suffix = np.zeros((n_comp + 1, n_front + 1))
     suffix[n_comp, 0] = 1.0
-    length = 1
-    tmp = np.zeros(n_front + 1)
-    H = np.zeros((n_comp + 1, n_front + 1))
+    lengths = np.ones(n_comp + 1, np.int64)
     for ci in range(n_comp - 1, -1, -1):
         m = comp_start[ci + 1] - comp_start[ci]
-        length = _convolve_normalised(cnt[ci], m + 1, suffix[ci + 1], length, tmp)
-        suffix[ci, :length] = tmp[:length]
-    lengths = np.zeros(n_comp + 1, np.int64)
-    lengths[n_comp] = 1
-    for ci in range(n_comp - 1, -1, -1):
-        lengths[ci] = lengths[ci + 1] + comp_start[ci + 1] - comp_start[ci]
+        lengths[ci] = _convolve_normalised(cnt[ci], m + 1, suffix[ci + 1], lengths[ci + 1], suffix[ci])
+    H = np.zeros((n_comp + 1, n_front + 1))
     for ci in range(n_comp + 1):
-        nxt = min(ci + 1, n_comp)
         for r in range(n_front + 1):
-            s = 0.0
             if ci == n_comp:
-                s = bn[r]
+                H[ci, r] = bn[r]
             else:
-                for t in range(min(lengths[nxt], n_front + 1 - r)):
-                    s += suffix[nxt, t] * bn[r + t]
-            H[ci, r] = s
-    if status == EXACT_OK:
+                s = 0.0
+                for t in range(min(lengths[ci + 1], n_front + 1 - r)):
+                    s += suffix[ci + 1, t] * bn[r + t]
+                H[ci, r] = s
+    if status != EXACT_TOO_BIG:
         total = 0.0
         if n_comp == 0:
             total = bn[0]
@@ -411,15 +402,15 @@ def exact_prepare(obs, n_mines, nbr, deg, max_solution_cells):
                 total += cnt[0, k] * H[0, k]
         if not total > 0.0:
             status = EXACT_INCONSISTENT
-    return (status, front, comp_start[: n_comp + 1].copy(), pool, pool_start, sol_first, sol_order, koff_base,
-            koff, cnt, H, interior, bn)
+    return status, front, comp_start, pool, res_base, res_cap, cnt, H, interior, bn, cellk
 
 
 @njit(cache=True)
 def exact_draw(ex, n_mines, z, scratch):
-    """Draw one layout from the tables of ``exact_prepare`` into ``z`` (exactly uniform on consistent layouts)."""
-    front, comp_start, pool, pool_start, sol_first, sol_order = ex[1], ex[2], ex[3], ex[4], ex[5], ex[6]
-    koff_base, koff, cnt, H, interior = ex[7], ex[8], ex[9], ex[10], ex[11]
+    """Draw one layout from the tables of ``exact_prepare`` into ``z``: the number of mines in each
+    component and in the interior follows the belief exactly, then a kept solution with that count."""
+    front, comp_start, pool, res_base, res_cap = ex[1], ex[2], ex[3], ex[4], ex[5]
+    cnt, H, interior = ex[6], ex[7], ex[8]
     n_comp = comp_start.size - 1
     z[:] = 0
     r = 0
@@ -440,9 +431,9 @@ def exact_draw(ex, n_mines, z, scratch):
                 if u < acc:
                     break
         k = chosen
-        idx = np.random.randint(np.int64(cnt[ci, k]))
-        g = sol_order[sol_first[ci] + koff[koff_base[ci] + k] + idx]
-        off = pool_start[ci] + (g - sol_first[ci]) * m
+        cap = res_cap[ci]
+        idx = np.random.randint(min(np.int64(cnt[ci, k]), cap))
+        off = res_base[ci] + (k * cap + idx) * m
         for i in range(m):
             z[front[s0 + i]] = pool[off + i]
         r += k
@@ -459,8 +450,7 @@ def exact_draw(ex, n_mines, z, scratch):
 @njit(cache=True)
 def exact_probabilities(ex, n_mines, n):
     """Mine probability of every cell under the exact belief (0 on revealed cells)."""
-    front, comp_start, pool, pool_start, sol_first = ex[1], ex[2], ex[3], ex[4], ex[5]
-    cnt, interior, bn = ex[9], ex[11], ex[12]
+    front, comp_start, cnt, interior, bn, cellk = ex[1], ex[2], ex[6], ex[8], ex[9], ex[10]
     prob = np.zeros(n)
     n_comp = comp_start.size - 1
     n_front = front.size
@@ -482,25 +472,19 @@ def exact_probabilities(ex, n_mines, n):
         s0 = comp_start[ci]
         m = comp_start[ci + 1] - s0
         lo = _convolve_normalised(prefix[ci], plen[ci], suffix[ci + 1], slen[ci + 1], others)
+        total = 0.0
         for k in range(m + 1):
             s = 0.0
             for t in range(lo):
                 if k + t <= n_front:
                     s += others[t] * bn[k + t]
             wk[k] = s
-        total = 0.0
-        for g in range(sol_first[ci], sol_first[ci + 1]):
-            off = pool_start[ci] + (g - sol_first[ci]) * m
-            k = 0
-            for i in range(m):
-                k += pool[off + i]
-            w = wk[k]
-            total += w
-            for i in range(m):
-                if pool[off + i]:
-                    prob[front[s0 + i]] += w
+            total += cnt[ci, k] * s
         for i in range(m):
-            prob[front[s0 + i]] /= total
+            acc = 0.0
+            for k in range(m + 1):
+                acc += cellk[s0 + i, k] * wk[k]
+            prob[front[s0 + i]] = acc / total
     if interior.size > 0:
         num = 0.0
         den = 0.0
@@ -515,19 +499,18 @@ def exact_probabilities(ex, n_mines, n):
 
 def empty_exact() -> tuple:
     """Exact tables of the right types for searches whose sampler is not ``exact`` (never read)."""
-    i32, i64 = np.zeros(1, np.int32), np.zeros(1, np.int64)
-    return (EXACT_OK, i32, np.zeros(1, np.int32), np.zeros(1, np.uint8), i64, i64.copy(), i64.copy(),
-            i64.copy(), i64.copy(), np.zeros((1, 1)), np.zeros((1, 1)), i32.copy(), np.zeros(1))
+    i32, i64, f2 = np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros((1, 1))
+    return (EXACT_OK, i32, i32.copy(), np.zeros(1, np.uint8), i64, i64.copy(), f2, f2.copy(), i32.copy(),
+            np.zeros(1), f2.copy())
 
 
 def prepare_exact(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
-                  max_solution_cells: int = DEFAULT_MAX_SOLUTION_CELLS) -> tuple:
+                  reservoir: int = DEFAULT_RESERVOIR, max_steps: int = DEFAULT_MAX_STEPS, seed: int = 0) -> tuple:
     """``exact_prepare`` with its failures turned into clear errors."""
-    ex = exact_prepare(obs, n_mines, nbr, deg, max_solution_cells)
+    ex = exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, seed)
     if ex[0] == EXACT_TOO_BIG:
         raise ObookError(
-            f"exact sampler: the frontier has more than {max_solution_cells} stored solution cells; "
-            "use another sampler or a larger limit"
+            f"exact sampler: enumerating the frontier took more than {max_steps} steps; use another sampler"
         )
     if ex[0] == EXACT_INCONSISTENT:
         raise ObookError(f"no layout of {n_mines} mines is consistent with the revealed counts")
@@ -586,7 +569,7 @@ def sample_layouts(obs: np.ndarray, p: int, q: int, n_mines: int, sampler: str, 
     obs = np.ascontiguousarray(obs, dtype=np.int8)
     check_observation(obs, n_mines)
     nbr, deg = neighbour_table(p, q)
-    ex = prepare_exact(obs, n_mines, nbr, deg) if kind == EXACT else empty_exact()
+    ex = prepare_exact(obs, n_mines, nbr, deg, seed=seed) if kind == EXACT else empty_exact()
     out = np.zeros((count, p * q), np.uint8)
     got = _sample_many(kind, obs, n_mines, nbr, deg, make_work(p * q, n_mines), ex, count, trials, burn_in,
                        max_tries, seed, out)
