@@ -65,9 +65,9 @@ class Position:
                 if p == PASS or not self._on_board(p) or self.board.color[p] != EMPTY:
                     raise IllegalMoveError(f"invalid setup stone at point {p}")
             rules.place_setup_stones(self.board, np.array(points, np.int64), color)
-            for p in points:
-                if self.board.color[p] == EMPTY or self.board.lib_count[self.board.root[p]] == 0:
-                    raise IllegalMoveError(f"setup stone {format_vertex(p, self.size)} has no liberty")
+        for p in self.setup_black + self.setup_white:
+            if self.board.color[p] == EMPTY or self.board.lib_count[self.board.root[p]] == 0:
+                raise IllegalMoveError(f"setup stone {format_vertex(p, self.size)} has no liberty")
         self.board.scalars[rules.TO_MOVE] = self.first_to_move
         replay, self.moves = self.moves, []
         for color, point in replay:

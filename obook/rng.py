@@ -40,11 +40,24 @@ def seed_rng(state, seed):
 
 
 @hot(inline="always")
-def next_u64(state):
-    x = state[0]
+def advance(x):
+    """The state after ``x``. A loop that draws many numbers keeps the state in a local with this
+    and ``below`` and stores it back once: a store and reload per draw is on the critical path."""
     x ^= x >> _S12
     x ^= x << _S25
     x ^= x >> _S27
+    return x
+
+
+@hot(inline="always")
+def below(x, n):
+    """What ``rand_below`` returns when the state has just become ``x``."""
+    return np.int64((((x * _MULT) >> _S32) * np.uint64(n)) >> _S32)
+
+
+@hot(inline="always")
+def next_u64(state):
+    x = advance(state[0])
     state[0] = x
     return x * _MULT
 

@@ -255,3 +255,16 @@ def test_a_diagram_with_a_dead_stone_is_refused():
             . . . . .
             """
         )
+
+
+def test_setup_stones_are_checked_after_both_colours_are_placed():
+    with pytest.raises(IllegalMoveError, match="no liberty"):
+        Position.from_ascii(
+            """
+            X O . . .
+            O . . . .
+            . . . . .
+            . . . . .
+            . . . . .
+            """
+        )

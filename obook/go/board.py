@@ -75,7 +75,7 @@ class Board(NamedTuple):
     """Every field is an array; shapes are per board of padded width W (cells = W*W)."""
 
     color: np.ndarray  # int8[cells]: EMPTY, BLACK, WHITE or BORDER
-    root: np.ndarray  # int32[cells]: representative point of the string at a stone
+    root: np.ndarray  # int32[cells]: representative point of the string at a stone, else 0
     next_stone: np.ndarray  # int32[cells]: next stone of the same string (circular)
     string_size: np.ndarray  # int32[cells]: stones in the string, valid at roots
     lib_count: np.ndarray  # int32[cells]: pseudo-liberty count, valid at roots
@@ -400,6 +400,7 @@ def _capture_string(b, r):
     s = r
     while True:
         color[_u(s)] = EMPTY
+        b.root[_u(s)] = NO_POINT
         h ^= STONE_KEYS[_u(c), _u(s)]
         _add_empty(b, s)
         count += 1
@@ -442,6 +443,41 @@ def _merge_strings(b, r1, r2):
 
 
 @hot(inline="always")
+def _empty_liberty(b, q):
+    """(1, q, q*q) when ``q`` is empty, else zeros, without a branch."""
+    e = np.int64(b.color[_u(q)] == EMPTY)
+    return e, e * q, e * q * q
+
+
+@hot(inline="always")
+def _join_neighbour(b, p, q, c, r):
+    """Merge the string of the new stone ``p`` of colour ``c`` (rooted at ``r`` so far) with
+    ``q``'s string when that is another string of ``c``; returns the root."""
+    uq = _u(q)
+    if b.color[uq] == c:
+        rq = b.root[uq]
+        if rq != r:
+            r = _merge_strings(b, r, rq)
+    return r
+
+
+@hot(inline="always")
+def _take_neighbour(b, q, opp, captured, ko_candidate):
+    """Second step of ``play`` for one neighbour ``q``: capture its ``opp`` string if it has no
+    liberty left, or list it as in atari. Returns the updated (captured, ko_candidate)."""
+    if b.color[_u(q)] == opp:
+        rq = b.root[_u(q)]
+        if b.lib_count[_u(rq)] == 0:
+            n = _capture_string(b, rq)
+            captured += n
+            if n == 1:
+                ko_candidate = q
+        elif in_atari(b, rq):
+            _list_atari(b, rq)
+    return captured, ko_candidate
+
+
+@hot(inline="always")
 def play(b, p):
     """Play a move for the side to move, which the caller has checked is legal (or PASS).
 
@@ -468,45 +504,41 @@ def play(b, p):
     root[up] = p
     b.next_stone[up] = p
     b.string_size[up] = 1
-    b.lib_count[up] = 0
-    b.lib_sum[up] = 0
-    b.lib_sum_sq[up] = 0
-    # One pass: liberties of the new stone, the point taken from its neighbours, and merges (in the
-    # order and with the roots that merging after the captures would give).
+    # Neighbours written out one by one: a loop over a tuple of points compiles to an indirect
+    # jump. The new stone's liberties and the point taken from the neighbouring strings are
+    # counted without branches (empty and border points have root 0, a dummy that absorbs them).
+    n1, s1, q1 = _empty_liberty(b, p - w)
+    n2, s2, q2 = _empty_liberty(b, p - 1)
+    n3, s3, q3 = _empty_liberty(b, p + 1)
+    n4, s4, q4 = _empty_liberty(b, p + w)
+    b.lib_count[up] = n1 + n2 + n3 + n4
+    b.lib_sum[up] = s1 + s2 + s3 + s4
+    b.lib_sum_sq[up] = q1 + q2 + q3 + q4
     gain = nbr_unit(c) - NBR_EMPTY
-    r = p
-    touches_opp = False
     for q in (p - w, p - 1, p + 1, p + w):
-        uq = _u(q)
-        nbr[uq] += gain
-        cq = color[uq]
-        if cq == EMPTY:
-            _add_liberty(b, r, q)
-        elif cq == c:
-            rq = root[uq]
-            _remove_liberty(b, rq, p)
-            if rq != r:
-                r = _merge_strings(b, r, rq)
-        elif cq == opp:
-            _remove_liberty(b, root[uq], p)
-            touches_opp = True
+        nbr[_u(q)] += gain
+        _remove_liberty(b, root[_u(q)], p)
+    # Counted before the move: neighbours of colour c are the four minus those empty or of the
+    # other colour or off the board, and so for the other colour.
+    near = nbr[up]
+    empty = near & 15
+    own = 4 - empty - ((near >> (4 * opp)) & 15)
+    other = 4 - empty - ((near >> (4 * c)) & 15)
+    r = p
+    if own > 0:
+        r = _join_neighbour(b, p, p - w, c, r)
+        r = _join_neighbour(b, p, p - 1, c, r)
+        r = _join_neighbour(b, p, p + 1, c, r)
+        r = _join_neighbour(b, p, p + w, c, r)
     captured = 0
     ko_candidate = NO_POINT
-    if touches_opp:
-        for q in (p - w, p - 1, p + 1, p + w):
-            if color[_u(q)] == opp:
-                rq = root[_u(q)]
-                if b.lib_count[_u(rq)] == 0:
-                    n = _capture_string(b, rq)
-                    captured += n
-                    if n == 1:
-                        ko_candidate = q
-                elif in_atari(b, rq):
-                    b.atari[_u(s[N_ATARI])] = rq
-                    s[N_ATARI] += 1
+    if other > 0:
+        captured, ko_candidate = _take_neighbour(b, p - w, opp, captured, ko_candidate)
+        captured, ko_candidate = _take_neighbour(b, p - 1, opp, captured, ko_candidate)
+        captured, ko_candidate = _take_neighbour(b, p + 1, opp, captured, ko_candidate)
+        captured, ko_candidate = _take_neighbour(b, p + w, opp, captured, ko_candidate)
     if in_atari(b, r):
-        b.atari[_u(s[N_ATARI])] = r
-        s[N_ATARI] += 1
+        _list_atari(b, r)
         if captured == 1 and b.string_size[_u(r)] == 1:
             s[KO_POINT] = ko_candidate
         else:
@@ -532,9 +564,8 @@ def _record_history(b):
 
 
 @hot(inline="always")
-def compact_atari(b, c):
-    """Drop stale entries from the atari list and return how many strings of colour ``c`` in it
-    are in atari now (they come first in ``b.atari`` on return, deduplicated)."""
+def _drop_stale_atari(b):
+    """Keep in the atari list only the roots in atari now, once each; returns how many."""
     s = b.scalars
     gen = _next_mark(b)
     n = s[N_ATARI]
@@ -547,6 +578,31 @@ def compact_atari(b, c):
                 b.atari[keep] = r
                 keep += 1
     s[N_ATARI] = keep
+    return keep
+
+
+@hot
+def _drop_stale_atari_when_full(b):
+    """Called by ``play`` when the list is full (nothing else compacts it in light playouts or in
+    a long game); there is room afterwards since the strings in atari are fewer than the points."""
+    return _drop_stale_atari(b)
+
+
+@hot(inline="always")
+def _list_atari(b, r):
+    s = b.scalars
+    n = s[N_ATARI]
+    if n >= b.atari.shape[0]:
+        n = _drop_stale_atari_when_full(b)
+    b.atari[_u(n)] = r
+    s[N_ATARI] = n + 1
+
+
+@hot(inline="always")
+def compact_atari(b, c):
+    """Drop stale entries from the atari list and return how many strings of colour ``c`` in it
+    are in atari now (they come first in ``b.atari`` on return, deduplicated)."""
+    keep = _drop_stale_atari(b)
     # Stable partition so that colour c comes first.
     first = 0
     for i in range(keep):
@@ -620,25 +676,19 @@ def settled_area_score(b, komi):
     (an empty point next to another empty point is always a legal non-eye move, so a playout that
     ended by two passes has none): each empty point belongs to the colour of its neighbours."""
     w = b.scalars[WIDTH]
+    color = b.color
+    nbr = b.nbr
     score = 0
-    for p in range(w + 1, w * (w - 1) - 1):
-        c = b.color[p]
-        if c == BLACK:
-            score += 1
-        elif c == WHITE:
-            score -= 1
-        elif c == EMPTY:
-            reaches = 0
-            for q in (p - w, p - 1, p + 1, p + w):
-                cq = b.color[q]
-                if cq == BLACK:
-                    reaches |= 1
-                elif cq == WHITE:
-                    reaches |= 2
-            if reaches == 1:
-                score += 1
-            elif reaches == 2:
-                score -= 1
+    # Branch-free: a stone counts for its colour, an empty point for the colour it touches (none
+    # if it touches both); touching black means not all neighbours are white, border or empty.
+    for p in range(_u(w + 1), _u(w * (w - 1) - 1)):
+        v = color[p]
+        n = nbr[p]
+        empty = n & 15
+        black_near = np.int64(((n >> 8) & 15) + empty < 4)
+        white_near = np.int64(((n >> 4) & 15) + empty < 4)
+        score += np.int64(v == BLACK) - np.int64(v == WHITE)
+        score += np.int64(v == EMPTY) * (black_near - white_near)
     return score - komi
 
 

@@ -34,7 +34,7 @@ from obook.go.board import (
     play,
     settled_area_score,
 )
-from obook.rng import rand_below, rand_float
+from obook.rng import advance, below, rand_below, rand_float
 
 LIGHT = 0
 ATARI50 = 1
@@ -47,10 +47,13 @@ def _uniform_valid_move(b, c, rng, excluded_gen):
     k = b.scalars[N_EMPTY]
     empties = b.empties
     index = b.empty_index
+    x = rng[0]
     while k > 0:
-        i = rand_below(rng, k)
+        x = advance(x)
+        i = below(x, k)
         p = empties[_u(i)]
         if (excluded_gen < 0 or b.mark[_u(p)] != excluded_gen) and is_valid_move(b, p, c):
+            rng[0] = x
             return p
         k -= 1
         last = empties[_u(k)]
@@ -58,6 +61,7 @@ def _uniform_valid_move(b, c, rng, excluded_gen):
         index[_u(last)] = i
         empties[_u(k)] = p
         index[_u(p)] = k
+    rng[0] = x
     return PASS
 
 

@@ -1,0 +1,55 @@
+"""``obook gtp``: play and analyse through the Go Text Protocol (GoGui, Sabaki, match runners).
+
+Commands come on stdin and answers go to stdout; everything else (search summaries, warnings) goes
+to stderr, which GUIs show in their log window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("gtp", help="run as a GTP engine on stdin/stdout")
+    parser.add_argument("--config", default="", help="search options, e.g. 'playouts=2000,policy=atari50'")
+    parser.add_argument("--size", type=int, default=9, help="initial board size (GTP boardsize changes it)")
+    parser.add_argument("--komi", type=float, default=7.5, help="initial komi (GTP komi changes it)")
+    parser.add_argument("--superko", action="store_true", help="forbid positional superko (simple ko is always forbidden)")
+    parser.add_argument("--ownership-playouts", type=int, default=1000,
+                        help="playouts behind final_score and final_status_list")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from obook.errors import ObookError
+    from obook.go.board import MIN_SIZE
+    from obook.gtp.engine import MAX_BOARD_SIZE, GTPEngine
+
+    if not MIN_SIZE <= args.size <= MAX_BOARD_SIZE:
+        raise ObookError(f"--size {args.size} is outside {MIN_SIZE}..{MAX_BOARD_SIZE}")
+    if args.ownership_playouts < 1:
+        raise ObookError("--ownership-playouts must be at least 1")
+    engine = GTPEngine(args.config, size=args.size, komi=args.komi, superko=args.superko,
+                       ownership_playouts=args.ownership_playouts)
+    sys.stdout.reconfigure(encoding="utf-8", errors="replace", newline="\n")
+    engine.run(input_lines(sys.stdin.fileno()), sys.stdout)
+    return 0
+
+
+def input_lines(fd: int, chunk: int = 65536):
+    """Lines of the file descriptor ``fd``, read with ``os.read``: the engine reads its input in a
+    daemon thread, and a thread blocked inside a buffered ``sys.stdin`` read makes the interpreter
+    abort at exit ("could not acquire lock ... at interpreter shutdown")."""
+    pending = b""
+    while True:
+        data = os.read(fd, chunk)
+        if not data:
+            break
+        pending += data
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            yield line.decode("utf-8", errors="replace") + "\n"
+    if pending:
+        yield pending.decode("utf-8", errors="replace")

@@ -1,0 +1,758 @@
+"""obook as a GTP engine (Go Text Protocol 2, with the GoGui, KGS and Leela-Zero/Sabaki extensions).
+
+One ``GTPEngine`` holds the game (a ``Position``), the clock and a search player. ``handle(line)``
+answers one command line with the complete response text; ``run(lines, out)`` is the protocol loop,
+with a thread reading the input so that analysis (``lz-analyze``) can stream until the next command
+arrives and GoGui's ``# interrupt`` can cut a search short.
+
+Every command checks all of its arguments before it changes anything, so a malformed or illegal
+command answers ``? message`` and leaves the game exactly as it was; an unexpected failure inside a
+command is logged to stderr with its traceback and answered ``? internal error: ...`` instead of
+ending the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import queue
+import re
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from obook import __version__
+from obook.errors import IllegalMoveError, ObookError
+from obook.go import board as rules
+from obook.go.board import BLACK, PASS, WHITE
+from obook.go.vertex import format_vertex, parse_vertex, point_of
+from obook.position import Position, parse_color
+from obook.search.config import SearchConfig
+from obook.search.result import SearchResult
+from obook.search.timecontrol import TimeManager, TimeSettings
+
+PROTOCOL_VERSION = "2"
+ENGINE_NAME = "obook"
+COLOR_WORDS = {BLACK: "black", WHITE: "white"}
+MAX_BOARD_SIZE = 19
+INTERRUPT_LINE = "# interrupt"
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+class GTPCommandError(ObookError):
+    """A command that fails: answered ``? message``."""
+
+
+class _SearchStopped(Exception):
+    """Raised from a search's progress callback to end the search early (new input, interrupt)."""
+
+
+@dataclass
+class _Streamed:
+    """A response whose first lines were already written; ``tail`` ends it."""
+
+    tail: str
+
+
+@dataclass
+class AnalyzeOptions:
+    color: int
+    interval: float  # seconds between info lines
+    min_moves: int = 0
+    max_moves: int = 0  # 0: all moves with visits
+
+
+class GTPEngine:
+    """The state behind one GTP session; see the module docstring."""
+
+    def __init__(
+        self,
+        config: SearchConfig | str | None = None,
+        size: int = 9,
+        komi: float = 7.5,
+        superko: bool = False,
+        log: TextIO | None = None,
+        ownership_playouts: int = 1000,
+        player=None,
+    ):
+        self.config = config if isinstance(config, SearchConfig) else SearchConfig.from_spec(config)
+        self.superko = superko
+        self.position = Position(size=size, komi=komi, superko=superko)
+        self.clock = TimeManager()
+        self.log = log if log is not None else sys.stderr
+        self.ownership_playouts = ownership_playouts
+        self.player = player if player is not None else _make_player(self.config)
+        self.quit_requested = False
+        self._inbox: queue.Queue | None = None
+        self._interrupt = threading.Event()
+        self._out: TextIO | None = None
+        self._pending: list[str] = []
+        self._streaming = False
+        self._ident = ""
+        self._status_cache: tuple[tuple, object] | None = None
+        self.commands: dict[str, Callable[[list[str]], str | _Streamed]] = {
+            "protocol_version": lambda args: PROTOCOL_VERSION,
+            "name": lambda args: ENGINE_NAME,
+            "version": lambda args: __version__,
+            "known_command": self.cmd_known_command,
+            "list_commands": lambda args: "\n".join(self.commands),
+            "quit": self.cmd_quit,
+            "boardsize": self.cmd_boardsize,
+            "clear_board": self.cmd_clear_board,
+            "komi": self.cmd_komi,
+            "play": self.cmd_play,
+            "genmove": lambda args: self.cmd_genmove(args),
+            "reg_genmove": lambda args: self.cmd_genmove(args, play=False),
+            "kgs-genmove_cleanup": lambda args: self.cmd_genmove(args, cleanup=True),
+            "undo": self.cmd_undo,
+            "showboard": self.cmd_showboard,
+            "final_score": self.cmd_final_score,
+            "final_status_list": self.cmd_final_status_list,
+            "time_settings": self.cmd_time_settings,
+            "kgs-time_settings": self.cmd_kgs_time_settings,
+            "time_left": self.cmd_time_left,
+            "loadsgf": self.cmd_loadsgf,
+            "printsgf": self.cmd_printsgf,
+            "fixed_handicap": lambda args: self.cmd_handicap(args, "fixed"),
+            "place_free_handicap": lambda args: self.cmd_handicap(args, "free"),
+            "set_free_handicap": self.cmd_set_free_handicap,
+            "analyze": self.cmd_analyze,
+            "lz-analyze": self.cmd_analyze,
+            "genmove_analyze": self.cmd_genmove_analyze,
+            "lz-genmove_analyze": self.cmd_genmove_analyze,
+            "gogui-analyze_commands": self.cmd_gogui_analyze_commands,
+            "gogui-interrupt": lambda args: "",
+            "obook-ownership": self.cmd_ownership,
+        }
+
+    # ---- protocol -------------------------------------------------------------------------------
+
+    def run(self, lines: Iterable[str], out: TextIO) -> None:
+        """Answer every command line of ``lines`` on ``out`` until ``quit`` or the end of input."""
+        self._out = out
+        self._inbox = queue.Queue()
+        reader = threading.Thread(target=self._read, args=(lines,), daemon=True, name="gtp-input")
+        reader.start()
+        try:
+            while not self.quit_requested:
+                line = self._inbox.get()
+                if line is None:
+                    break
+                response = self.handle(line)
+                if response:
+                    out.write(response)
+                    out.flush()
+                self._interrupt.clear()  # an interrupt is for the command running or about to run
+        finally:
+            self._out = None
+            self._inbox = None
+            self.player.close()
+
+    def _read(self, lines: Iterable[str]) -> None:
+        try:
+            for line in lines:
+                if line.strip() == INTERRUPT_LINE:
+                    self._interrupt.set()
+                    continue
+                self._inbox.put(line)
+        except (OSError, ValueError, UnicodeDecodeError) as exc:
+            print(f"obook gtp: input error: {exc}", file=self.log, flush=True)
+        finally:
+            self._inbox.put(None)
+
+    def handle(self, line: str) -> str:
+        """The complete response to one input line ('' for a blank or comment line)."""
+        parsed = parse_command_line(line)
+        if parsed is None:
+            return ""
+        ident, name, args = parsed
+        self._pending = []
+        self._streaming = False
+        if name is None:
+            return format_response(ident, "missing command", error=True)
+        handler = self.commands.get(name) or self.commands.get(name.lower())
+        if handler is None:
+            return format_response(ident, f"unknown command: {name}", error=True)
+        self._ident = ident
+        try:
+            result = handler(args)
+        except (ObookError, ValueError) as exc:
+            if self._streaming:  # the answer has begun: end it, and say why on stderr
+                print(f"obook gtp: {name}: {exc}", file=self.log, flush=True)
+                return "".join(self._pending) + "\n"
+            return format_response(ident, str(exc) or "failed", error=True)
+        except Exception as exc:  # a bug must not end the session
+            traceback.print_exc(file=self.log)
+            self.log.flush()
+            if self._streaming:
+                return "".join(self._pending) + "\n"
+            return format_response(ident, f"internal error: {type(exc).__name__}: {exc}", error=True)
+        if isinstance(result, _Streamed):
+            return "".join(self._pending) + result.tail
+        return format_response(ident, result)
+
+    def _stream(self, text: str) -> None:
+        """Write part of a response now (live session) or keep it for ``handle``'s answer."""
+        self._streaming = True
+        if self._out is not None:
+            self._out.write(text)
+            self._out.flush()
+        else:
+            self._pending.append(text)
+
+    def _input_waiting(self) -> bool:
+        return self._inbox is None or not self._inbox.empty()
+
+    # ---- administrative commands ----------------------------------------------------------------
+
+    def cmd_known_command(self, args: list[str]) -> str:
+        _expect(args, 1, "known_command NAME")
+        return "true" if args[0] in self.commands else "false"
+
+    def cmd_quit(self, args: list[str]) -> str:
+        self.quit_requested = True
+        return ""
+
+    def cmd_boardsize(self, args: list[str]) -> str:
+        _expect(args, 1, "boardsize SIZE")
+        size = _int(args[0], "board size")
+        if not rules.MIN_SIZE <= size <= MAX_BOARD_SIZE:
+            raise GTPCommandError(f"unacceptable size {size}: obook plays {rules.MIN_SIZE} to {MAX_BOARD_SIZE}")
+        self._new_game(Position(size=size, komi=self.position.komi, superko=self.superko))
+        return ""
+
+    def cmd_clear_board(self, args: list[str]) -> str:
+        self._new_game(Position(size=self.position.size, komi=self.position.komi, superko=self.superko))
+        return ""
+
+    def _new_game(self, position: Position) -> None:
+        self.position = position
+        self.player.new_game()
+        self.clock.reset()
+
+    def cmd_komi(self, args: list[str]) -> str:
+        _expect(args, 1, "komi VALUE")
+        try:
+            komi = float(args[0])
+        except ValueError:
+            raise GTPCommandError(f"komi not a float: {args[0]!r}") from None
+        if math.isnan(komi) or abs(komi) > 1000:
+            raise GTPCommandError(f"komi out of range: {args[0]!r}")
+        self.position.komi = komi
+        return ""
+
+    # ---- moves ----------------------------------------------------------------------------------
+
+    def cmd_play(self, args: list[str]) -> str:
+        _expect(args, 2, "play COLOR VERTEX")
+        color = _color(args[0])
+        point = _vertex(args[1], self.position.size)
+        self.position.play(point, color)
+        return ""
+
+    def cmd_undo(self, args: list[str]) -> str:
+        _expect(args, 0, "undo")
+        if not self.position.moves:
+            raise GTPCommandError("cannot undo: no moves have been played")
+        self.position.undo()
+        return ""
+
+    def cmd_genmove(self, args: list[str], play: bool = True, cleanup: bool = False) -> str:
+        _expect(args, 1, "genmove COLOR")
+        color = _color(args[0])
+        if cleanup:
+            capture = self._cleanup_move(color)
+            if capture is not None:
+                return self._answer_move(color, None, play=play, forced=capture)
+        result = self._search(color)
+        return self._answer_move(color, result, play=play, cleanup=cleanup)
+
+    def _answer_move(self, color: int, result: SearchResult | None, play: bool, cleanup: bool = False,
+                     forced: int | None = None) -> str:
+        move = forced if forced is not None else self._chosen_move(color, result, cleanup)
+        if move is None:
+            return "resign"
+        if play:
+            self.position.play(move, color)
+        return format_vertex(move, self.position.size)
+
+    def _chosen_move(self, color: int, result: SearchResult | None, cleanup: bool) -> int | None:
+        """The search's move (None: resign), made safe: never an illegal move, and no resignation
+        in KGS's cleanup phase (the game is already over; only dead stones are being removed)."""
+        if result is None:
+            return PASS
+        if result.resign:
+            return PASS if cleanup else None
+        move = result.move
+        if move != PASS and not self.position.is_legal(move, color):
+            print(f"obook gtp: the search chose the illegal move {move}; using the next best", file=self.log, flush=True)
+            move = self._best_legal(color, result)
+        return move
+
+    def _best_legal(self, color: int, result: SearchResult) -> int:
+        board = self.position.board
+        ranked = sorted(result.moves, key=lambda s: (s.visits, s.winrate), reverse=True)
+        for stats in ranked:
+            p = stats.point
+            if p == PASS:
+                return PASS
+            if self.position.is_legal(p, color) and not rules.is_eye(board, p, color):
+                return p
+        return PASS
+
+    def _cleanup_move(self, color: int) -> int | None:
+        """For KGS's cleanup phase, where dead stones must be captured before the game is scored:
+        a liberty of the opponent's dead string with fewest liberties, where ``color`` can play
+        without filling its own eye or putting its own stones in atari (unless it captures)."""
+        from obook.search.ownership import liberties
+
+        status = self._stone_status()
+        dead = [stones for c, stones, s in status.strings if c != color and s == "dead"]
+        board = self.position.board
+        for stones in sorted(dead, key=lambda st: len(liberties(self.position, st))):
+            for point in sorted(liberties(self.position, stones)):
+                if not self.position.is_legal(point, color) or rules.is_eye(board, point, color):
+                    continue
+                trial = self.position.copy()
+                captured = trial.play(point, color)
+                if captured or rules.real_liberties(trial.board, trial.board.root[point]) >= 2:
+                    return point
+        return None
+
+    def _position_for(self, color: int) -> Position:
+        """The game with ``color`` to move (a copy when GTP asks for a move out of turn)."""
+        if self.position.to_move == color:
+            return self.position
+        copy = self.position.copy()
+        copy.board.scalars[rules.TO_MOVE] = color
+        return copy
+
+    @contextlib.contextmanager
+    def _tree_guard(self, position: Position):
+        """A search for the side not to move gets a fresh tree and leaves none behind: a player
+        that reuses its tree knows the game by its moves, which do not say who is to move."""
+        off_turn = position is not self.position
+        if off_turn:
+            self.player.new_game()
+        try:
+            yield
+        finally:
+            if off_turn:
+                self.player.new_game()
+
+    def _search(self, color: int, on_progress=None, progress_interval: float = 0.5) -> SearchResult | None:
+        """Search for ``color`` with the clock's time (or the configuration's budget); GoGui's
+        ``# interrupt`` ends it early with the best move found so far."""
+        position = self._position_for(color)
+        seconds = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
+        playouts = None
+        if seconds is not None and self.config.seconds == 0:
+            playouts = self.config.playouts
+        latest: list[SearchResult] = []
+
+        def progress(result: SearchResult) -> None:
+            latest[:] = [result]
+            if on_progress is not None:
+                on_progress(result)
+            if self._interrupt.is_set():
+                raise _SearchStopped
+
+        started = time.perf_counter()
+        try:
+            with self._tree_guard(position):
+                result = self.player.genmove(position, seconds=seconds, playouts=playouts, on_progress=progress,
+                                             progress_interval=min(progress_interval, 0.1))
+        except _SearchStopped:
+            result = latest[0] if latest else None
+        elapsed = time.perf_counter() - started
+        self.clock.spend(color, elapsed)
+        if result is not None:
+            self._log_search(color, result, elapsed)
+        return result
+
+    def _log_search(self, color: int, result: SearchResult, elapsed: float) -> None:
+        vertex = "resign" if result.resign else format_vertex(result.move, self.position.size)
+        pv = " ".join(format_vertex(p, self.position.size) for p in result.pv[:8])
+        rate = result.playouts / elapsed if elapsed > 0 else 0.0
+        print(f"obook: {COLOR_WORDS[color]} {vertex} winrate {100 * result.winrate:.1f}% "
+              f"playouts {result.playouts} in {elapsed:.2f} s ({rate:,.0f}/s) pv {pv}", file=self.log, flush=True)
+
+    # ---- board display and scoring --------------------------------------------------------------
+
+    def cmd_showboard(self, args: list[str]) -> str:
+        p = self.position
+        board = p.board
+        lines = p.to_ascii().split("\n")
+        lines.append(f"{COLOR_WORDS[p.to_move]} to move, move {len(p.moves)}, komi {p.komi:g}, "
+                     f"captured: black {int(board.scalars[rules.CAPTURED_BLACK])} "
+                     f"white {int(board.scalars[rules.CAPTURED_WHITE])}")
+        return "\n" + "\n".join(lines)
+
+    def _stone_status(self):
+        from obook.search.ownership import stone_status
+
+        key = (self.position.size, tuple(self.position.moves), tuple(self.position.setup_black),
+               tuple(self.position.setup_white), self.position.komi)
+        if self._status_cache is None or self._status_cache[0] != key:
+            status = stone_status(self.position, self.ownership_playouts, self.config.policy)
+            self._status_cache = (key, status)
+        return self._status_cache[1]
+
+    def cmd_final_score(self, args: list[str]) -> str:
+        from obook.search.ownership import score_without_dead
+
+        score = score_without_dead(self.position, self._stone_status())
+        return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score < 0 else "0"
+
+    def cmd_final_status_list(self, args: list[str]) -> str:
+        _expect(args, 1, "final_status_list alive|dead|seki")
+        status = args[0].lower()
+        if status not in ("alive", "dead", "seki"):
+            raise GTPCommandError(f"invalid status {args[0]!r}: expected alive, dead or seki")
+        strings = self._stone_status().stones(status)
+        size = self.position.size
+        return "\n".join(" ".join(format_vertex(p, size) for p in stones) for stones in strings)
+
+    def cmd_ownership(self, args: list[str]) -> str:
+        """GoGui ``dboard``: Black's ownership of every point, top row first."""
+        ownership = self._stone_status().ownership
+        size = self.position.size
+        rows = []
+        for row in range(size - 1, -1, -1):
+            rows.append(" ".join(f"{ownership[point_of(col, row, size)]:.2f}" for col in range(size)))
+        return "\n" + "\n".join(rows)
+
+    # ---- time -----------------------------------------------------------------------------------
+
+    def cmd_time_settings(self, args: list[str]) -> str:
+        _expect(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
+        main, byo = _seconds(args[0]), _seconds(args[1])
+        stones = _int(args[2], "byo-yomi stones")
+        self.clock.set_settings(TimeSettings.from_gtp(main, byo, stones))
+        return ""
+
+    def cmd_kgs_time_settings(self, args: list[str]) -> str:
+        self.clock.set_settings(TimeSettings.from_kgs(args))
+        return ""
+
+    def cmd_time_left(self, args: list[str]) -> str:
+        _expect(args, 3, "time_left COLOR TIME STONES")
+        color = _color(args[0])
+        seconds = _seconds(args[1])
+        stones = _int(args[2], "stones")
+        self.clock.time_left(color, seconds, stones)
+        return ""
+
+    # ---- SGF ------------------------------------------------------------------------------------
+
+    def cmd_loadsgf(self, args: list[str]) -> str:
+        from obook.sgf import read_sgf
+
+        if len(args) not in (1, 2):
+            raise GTPCommandError("expected: loadsgf FILENAME [MOVE_NUMBER]")
+        moves = None
+        if len(args) == 2:
+            number = _int(args[1], "move number")
+            if number < 1:
+                raise GTPCommandError(f"invalid move number {number}: moves are numbered from 1")
+            moves = number - 1  # the position before move MOVE_NUMBER
+        record = read_sgf(args[0], moves=moves, superko=self.superko, default_komi=self.position.komi)
+        self.position = record.position
+        self.player.new_game()
+        return COLOR_WORDS[self.position.to_move]
+
+    def cmd_printsgf(self, args: list[str]) -> str:
+        from obook.sgf import game_to_sgf
+
+        if len(args) > 1:
+            raise GTPCommandError("expected: printsgf [FILENAME]")
+        text = game_to_sgf(self.position)
+        if args:
+            try:
+                Path(args[0]).write_text(text, encoding="utf-8")
+            except OSError as exc:
+                raise GTPCommandError(f"cannot write {args[0]}: {exc.strerror or exc}") from None
+            return ""
+        return "\n" + text.strip()
+
+    # ---- handicap -------------------------------------------------------------------------------
+
+    def cmd_handicap(self, args: list[str], kind: str) -> str:
+        _expect(args, 1, f"{'fixed' if kind == 'fixed' else 'place_free'}_handicap NUMBER_OF_STONES")
+        count = _int(args[0], "number of stones")
+        self._require_empty_board()
+        points = fixed_handicap_points(self.position.size, count)
+        self.position.place_handicap(points)
+        self.player.new_game()
+        return " ".join(format_vertex(p, self.position.size) for p in points)
+
+    def cmd_set_free_handicap(self, args: list[str]) -> str:
+        size = self.position.size
+        if len(args) < 2:
+            raise GTPCommandError("set_free_handicap needs at least two vertices")
+        if len(args) >= size * size:
+            raise GTPCommandError(f"too many handicap stones for a {size}x{size} board")
+        self._require_empty_board()
+        points = [_vertex(word, size) for word in args]
+        if PASS in points:
+            raise GTPCommandError("a handicap stone cannot be a pass")
+        if len(set(points)) != len(points):
+            raise GTPCommandError("handicap stones must be on distinct points")
+        self.position.place_handicap(points)
+        self.player.new_game()
+        return ""
+
+    def _require_empty_board(self) -> None:
+        p = self.position
+        if p.moves or p.setup_black or p.setup_white:
+            raise GTPCommandError("board not empty")
+
+    # ---- analysis -------------------------------------------------------------------------------
+
+    def cmd_analyze(self, args: list[str]) -> _Streamed:
+        """``[lz-]analyze [COLOR] [INTERVAL] [interval N] [minmoves N] [maxmoves N]``: info lines
+        every INTERVAL centiseconds until the next command arrives."""
+        options = self._analyze_options(args)
+        position = self._position_for(options.color)
+        self._stream(format_header(self._ident))
+        printer = _InfoPrinter(self, options)
+
+        def progress(result: SearchResult) -> None:
+            printer.update(result)
+            if printer.printed and (self._input_waiting() or self._interrupt.is_set()):
+                raise _SearchStopped
+
+        try:
+            with self._tree_guard(position):
+                result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
+                                             progress_interval=min(options.interval, 0.1))
+            printer.update(result, force=True)
+        except _SearchStopped:
+            pass
+        return _Streamed("\n")
+
+    def cmd_genmove_analyze(self, args: list[str]) -> _Streamed:
+        """``[lz-]genmove_analyze [COLOR] [INTERVAL] ...``: a genmove that streams info lines and
+        ends with ``play VERTEX``."""
+        options = self._analyze_options(args)
+        color = options.color
+        self._stream(format_header(self._ident))
+        printer = _InfoPrinter(self, options)
+        result = self._search(color, on_progress=printer.update, progress_interval=options.interval)
+        if result is not None:
+            printer.update(result, force=True)
+        answer = self._answer_move(color, result, play=True)
+        return _Streamed(f"play {answer}\n\n")
+
+    def _analyze_options(self, args: list[str]) -> AnalyzeOptions:
+        words = list(args)
+        color = self.position.to_move
+        if words and words[0].lower() in ("b", "w", "black", "white"):
+            color = parse_color(words.pop(0))
+        interval = 1.0
+        if words and _is_number(words[0]):
+            interval = _centiseconds(words.pop(0))
+        options = AnalyzeOptions(color=color, interval=interval)
+        while words:
+            key = words.pop(0).lower()
+            if not words:
+                raise GTPCommandError(f"analyze option {key!r} needs a value")
+            value = words.pop(0)
+            if key == "interval":
+                options.interval = _centiseconds(value)
+            elif key == "minmoves":
+                options.min_moves = _int(value, "minmoves")
+            elif key == "maxmoves":
+                options.max_moves = _int(value, "maxmoves")
+            else:
+                raise GTPCommandError(f"unknown analyze option {key!r}: known are interval, minmoves, maxmoves")
+        return options
+
+    def cmd_gogui_analyze_commands(self, args: list[str]) -> str:
+        return "\n".join([
+            "dboard/Ownership/obook-ownership",
+            "plist/Dead Stones/final_status_list dead",
+            "plist/Seki Stones/final_status_list seki",
+            "string/Final Score/final_score",
+        ])
+
+
+class _InfoPrinter:
+    """Writes Leela-Zero ``info`` lines (one line per update, every candidate on it) at most once
+    per interval; the winrate and prior are in ten-thousandths, for the analysed colour."""
+
+    def __init__(self, engine: GTPEngine, options: AnalyzeOptions):
+        self.engine = engine
+        self.options = options
+        self.printed = 0
+        self.last = 0.0
+
+    def update(self, result: SearchResult, force: bool = False) -> None:
+        now = time.perf_counter()
+        if not force and self.printed and now - self.last < self.options.interval:
+            return
+        line = format_info_line(result, self.engine.position.size, self.options.max_moves, self.options.min_moves)
+        if line:
+            self.engine._stream(line + "\n")
+            self.printed += 1
+            self.last = now
+
+
+def format_info_line(result: SearchResult, size: int, max_moves: int = 0, min_moves: int = 0) -> str:
+    """``info move D4 visits 120 winrate 5230 prior 125 order 0 pv D4 E5 ...`` for every move
+    with visits (at least ``min_moves`` moves, at most ``max_moves`` when positive)."""
+    ranked = sorted(result.moves, key=lambda s: (s.visits, s.winrate), reverse=True)
+    shown = [s for s in ranked if s.visits > 0]
+    if len(shown) < min_moves:
+        shown = ranked[:min_moves]
+    if max_moves > 0:
+        shown = shown[:max_moves]
+    prior = round(10000 / max(len(result.moves), 1))
+    parts = []
+    for order, stats in enumerate(shown):
+        move = format_vertex(stats.point, size)
+        pv = [format_vertex(p, size) for p in (stats.pv or [stats.point])]
+        if not pv or pv[0] != move:
+            pv = [move] + pv
+        winrate = round(10000 * min(max(stats.winrate, 0.0), 1.0))
+        parts.append(f"info move {move} visits {stats.visits} winrate {winrate} prior {prior} "
+                     f"order {order} pv {' '.join(pv)}")
+    return " ".join(parts)
+
+
+def parse_command_line(line: str) -> tuple[str, str | None, list[str]] | None:
+    """(id, command, arguments) of a GTP input line, or None when it is blank or a comment.
+
+    Control characters other than tab and newline are removed, tabs are spaces and everything after
+    ``#`` is a comment (GTP 2, section 2.5)."""
+    text = _CONTROL.sub("", line.replace("\t", " ").replace("\r", ""))
+    text = text.split("#", 1)[0].strip()
+    if not text:
+        return None
+    words = text.split()
+    ident = ""
+    if words[0].isdigit():
+        ident = words.pop(0)
+    if not words:
+        return ident, None, []
+    return ident, words[0], words[1:]
+
+
+def format_header(ident: str) -> str:
+    return f"={ident}\n"
+
+
+def format_response(ident: str, text: str, error: bool = False) -> str:
+    """``=id text`` or ``?id text`` and the blank line that ends a response; empty lines inside a
+    multi-line answer are dropped so that they cannot end it early."""
+    lines = text.replace("\r", "").split("\n")
+    body = [lines[0]] + [line for line in lines[1:] if line.strip()]
+    head = ("?" if error else "=") + ident
+    first = body[0]
+    return "\n".join([f"{head} {first}" if first or len(body) > 1 else head] + body[1:]) + "\n\n"
+
+
+def fixed_handicap_points(size: int, count: int) -> list[int]:
+    """The GTP fixed handicap placement (GTP 2, section 4.1.1): corners on the third line (fourth
+    from 13x13 on), then the sides' midpoints and the centre on odd boards; 2 to 9 stones on odd
+    boards of size 7 and more (4 at most on 7x7), 2 to 4 on even boards of size 8 and more."""
+    if size < 7:
+        raise GTPCommandError(f"fixed handicap is not defined on a {size}x{size} board")
+    if size % 2 == 0 or size == 7:
+        limit = 4
+    else:
+        limit = 9
+    if not 2 <= count <= limit:
+        raise GTPCommandError(f"invalid number of handicap stones {count} for a {size}x{size} board (2 to {limit})")
+    edge = 2 if size < 13 else 3
+    far = size - 1 - edge
+    mid = size // 2
+    corners = [(edge, edge), (far, far), (edge, far), (far, edge)]  # D4 Q16 D16 Q4 on 19x19
+    sides = [(edge, mid), (far, mid)]
+    top_bottom = [(mid, edge), (mid, far)]
+    centre = [(mid, mid)]
+    layouts = {
+        2: corners[:2],
+        3: corners[:3],
+        4: corners,
+        5: corners + centre,
+        6: corners + sides,
+        7: corners + sides + centre,
+        8: corners + sides + top_bottom,
+        9: corners + sides + top_bottom + centre,
+    }
+    return [point_of(col, row, size) for col, row in layouts[count]]
+
+
+def _make_player(config: SearchConfig):
+    from obook.search.player import make_player
+
+    try:
+        return make_player(config)
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("obook."):
+            raise ObookError(
+                f"search algorithm {config.algorithm!r} is not available in this build ({exc.name} is missing); "
+                f"try --config algorithm=flat"
+            ) from None
+        raise
+
+
+def _expect(args: list[str], count: int, usage: str) -> None:
+    if len(args) != count:
+        got = "no arguments" if not args else f"{len(args)} argument{'s' if len(args) > 1 else ''}"
+        raise GTPCommandError(f"syntax error: expected '{usage}', got {got}")
+
+
+def _color(word: str) -> int:
+    try:
+        return parse_color(word)
+    except IllegalMoveError:
+        raise GTPCommandError(f"syntax error: invalid color {word!r}") from None
+
+
+def _vertex(word: str, size: int) -> int:
+    try:
+        return parse_vertex(word, size)
+    except IllegalMoveError as exc:
+        raise GTPCommandError(f"syntax error: {exc}") from None
+
+
+def _int(word: str, what: str) -> int:
+    try:
+        return int(word)
+    except ValueError:
+        raise GTPCommandError(f"syntax error: {what} must be an integer, got {word!r}") from None
+
+
+def _seconds(word: str) -> float:
+    try:
+        value = float(word)
+    except ValueError:
+        raise GTPCommandError(f"syntax error: a time must be a number of seconds, got {word!r}") from None
+    if value < 0 or math.isnan(value):
+        raise GTPCommandError(f"a time must not be negative, got {word!r}")
+    return value
+
+
+def _is_number(word: str) -> bool:
+    try:
+        float(word)
+        return True
+    except ValueError:
+        return False
+
+
+def _centiseconds(word: str) -> float:
+    try:
+        value = float(word)
+    except ValueError:
+        raise GTPCommandError(f"syntax error: interval must be a number of centiseconds, got {word!r}") from None
+    if value < 0:
+        raise GTPCommandError("interval must not be negative")
+    return max(value / 100.0, 0.01)

@@ -1,0 +1,404 @@
+"""Matches between two GTP engines, refereed by obook's own rules.
+
+Each engine is an obook search configuration (run as an ``obook gtp`` subprocess) or any GTP
+command line, such as GNU Go. The referee keeps the game in a ``Position``: every move an engine
+generates is checked there before the opponent hears it, so an illegal move loses the game
+(reported with the rule it broke) and no engine's opinion of the score is ever used. A game ends
+after two passes, a resignation or a move cap, and is scored by area (``Position.score``). When the
+referee's playouts find dead stones on the board after the two passes, the engines first play a
+KGS-style clean-up phase (``kgs-genmove_cleanup`` where supported) until two more passes, so that
+dead stones are captured rather than counted.
+
+Colours alternate (A takes Black in even-numbered games); every game is saved as SGF. The summary is
+A's score (wins plus half the draws) with a Wilson 95% interval, per colour, the average game
+length and the engines' thinking time per move. ``parallel`` games run at once, each with its own
+pair of engine processes.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import shlex
+import shutil
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from obook.errors import IllegalMoveError, ObookError
+from obook.go.board import BLACK, PASS, WHITE
+from obook.go.vertex import format_vertex, parse_vertex
+from obook.gtp.client import GTPClient, GTPError
+from obook.position import Position
+from obook.search.config import SearchConfig
+
+COLOR_LETTER = {BLACK: "B", WHITE: "W"}
+
+
+class MatchError(ObookError):
+    """A match that cannot be run (an engine that does not start, bad options)."""
+
+
+@dataclass
+class EngineSpec:
+    """How to start one side: the label it was given, and the command line."""
+
+    label: str
+    argv: list[str]
+    config: SearchConfig | None = None  # for obook engines
+
+    @property
+    def is_obook(self) -> bool:
+        return self.config is not None
+
+
+def parse_engine(text: str, seconds: float | None = None) -> EngineSpec:
+    """``obook:SPEC`` or a bare obook spec (``playouts=2000,policy=atari50``) is an obook engine;
+    ``gtp:COMMAND`` or anything with a space or a slash is a GTP command line. ``seconds`` (per
+    move) is added to obook configurations."""
+    raw = text.strip()
+    if raw.startswith("gtp:"):
+        return _command_engine(raw, raw[4:])
+    if raw.startswith("obook:") or raw == "obook":
+        spec = raw[6:] if raw.startswith("obook:") else ""
+    elif " " in raw or "/" in raw:
+        return _command_engine(raw, raw)
+    else:
+        spec = raw
+    overrides = {"seconds": seconds} if seconds else {}
+    config = SearchConfig.from_spec(spec, **overrides)
+    argv = [sys.executable, "-m", "obook.cli", "gtp", "--config", config.to_spec()]
+    return EngineSpec(label=raw, argv=argv, config=config)
+
+
+def _command_engine(label: str, command: str) -> EngineSpec:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise MatchError(f"engine command {command!r}: {exc}") from None
+    if not argv:
+        raise MatchError(f"engine {label!r}: empty command line")
+    if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
+        raise MatchError(f"engine {label!r}: cannot find the program {argv[0]!r}")
+    return EngineSpec(label=label, argv=argv)
+
+
+@dataclass
+class MatchSettings:
+    games: int = 2
+    size: int = 9
+    komi: float = 7.5
+    superko: bool = False
+    parallel: int = 1
+    seconds: float | None = None  # per move, sent to command-line engines as byo-yomi
+    max_moves: int = 0  # 0: 3 * size * size
+    sgf_dir: Path | None = None
+    cleanup_playouts: int = 500  # referee playouts that decide whether a clean-up phase is needed
+
+    def __post_init__(self) -> None:
+        if self.games < 1:
+            raise MatchError("--games must be at least 1")
+        if not 2 <= self.size <= 19:
+            raise MatchError(f"--size {self.size} is outside 2..19")
+        if self.parallel < 1:
+            raise MatchError("--parallel must be at least 1")
+        if self.seconds is not None and self.seconds <= 0:
+            raise MatchError("--seconds must be positive")
+        if self.max_moves <= 0:
+            self.max_moves = 3 * self.size * self.size
+
+
+@dataclass
+class GameRecord:
+    index: int
+    a_color: str  # "B" or "W"
+    winner: str | None  # "A", "B" or None for a draw
+    result: str  # SGF result: "B+3.5", "W+R", "B+F", "0"
+    reason: str  # score, resignation, illegal move, engine error, move cap
+    moves: int
+    score: float | None = None  # Black's area score minus komi, when scored
+    detail: str = ""
+    seconds: dict[str, float] = field(default_factory=lambda: {"A": 0.0, "B": 0.0})
+    engine_moves: dict[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})
+    sgf: str = ""
+
+
+class _Side:
+    """One running engine and what the referee knows about it."""
+
+    def __init__(self, role: str, spec: EngineSpec):
+        self.role = role
+        self.spec = spec
+        self.client: GTPClient | None = None
+        self.name = spec.label
+        self.cleanup_command = "genmove"
+
+    def start(self) -> None:
+        if self.client is not None and self.client.process.poll() is None:
+            return
+        self.close()
+        try:
+            self.client = GTPClient(self.spec.argv)
+            name = self.client.send("name")
+            try:
+                version = self.client.send("version")
+            except GTPError:
+                version = ""
+            self.name = f"{name} {version}".strip() if name else self.spec.label
+            known = self.client.send("known_command kgs-genmove_cleanup").strip().lower()
+            self.cleanup_command = "kgs-genmove_cleanup" if known == "true" else "genmove"
+        except GTPError as exc:
+            self.close()
+            raise MatchError(f"engine {self.role} ({self.spec.label}) does not work: {exc}") from None
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                self.client.close()
+            except (GTPError, OSError):
+                pass
+            self.client = None
+
+
+def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRecord:
+    """Play game ``index`` (A is Black when ``index`` is even) and save it as SGF."""
+    from obook.search.ownership import stone_status
+
+    a_black = index % 2 == 0
+    sides = {BLACK: a if a_black else b, WHITE: b if a_black else a}
+    record = GameRecord(index=index, a_color="B" if a_black else "W", winner=None, result="", reason="", moves=0)
+    position = Position(size=settings.size, komi=settings.komi, superko=settings.superko)
+    comments: dict[int, str] = {}
+
+    def forfeit(side: _Side, reason: str, detail: str) -> None:
+        winner_color = WHITE if side is sides[BLACK] else BLACK
+        record.winner = "A" if sides[winner_color] is a else "B"
+        record.result = f"{COLOR_LETTER[winner_color]}+F"
+        record.reason, record.detail = reason, f"{side.role} ({side.name}): {detail}"
+
+    for side in (a, b):
+        try:
+            side.start()
+            side.client.send(f"boardsize {settings.size}")
+            side.client.send("clear_board")
+            side.client.send(f"komi {settings.komi:g}")
+            if settings.seconds and not side.spec.is_obook:
+                side.client.send(f"time_settings 0 {settings.seconds:g} 1")
+        except GTPError as exc:
+            forfeit(side, "engine error", f"setup failed: {exc}")
+            side.close()
+            return _finish(record, position, a, b, sides, settings, comments)
+
+    cleanup = False
+    passes = 0
+    while True:
+        if len(position.moves) >= settings.max_moves:
+            _score(record, position, sides, a, "move cap")
+            break
+        color = position.to_move
+        side = sides[color]
+        other = sides[3 - color]
+        command = side.cleanup_command if cleanup else "genmove"
+        started = time.perf_counter()
+        try:
+            answer = side.client.send(f"{command} {COLOR_LETTER[color].lower()}")
+        except GTPError as exc:
+            forfeit(side, "engine error", str(exc))
+            side.close()
+            break
+        record.seconds[side.role] += time.perf_counter() - started
+        record.engine_moves[side.role] += 1
+        word = answer.strip().lower()
+        if word == "resign":
+            winner_color = 3 - color
+            record.winner = "A" if sides[winner_color] is a else "B"
+            record.result = f"{COLOR_LETTER[winner_color]}+R"
+            record.reason = "resignation"
+            break
+        try:
+            point = parse_vertex(word, settings.size)
+            position.play(point, color)
+        except IllegalMoveError as exc:
+            comments[len(position.moves)] = f"{side.role} played {answer.strip()!r}: {exc}"
+            forfeit(side, "illegal move", f"{answer.strip()!r}: {exc}")
+            break
+        try:
+            other.client.send(f"play {COLOR_LETTER[color].lower()} {format_vertex(point, settings.size)}")
+        except GTPError as exc:
+            forfeit(other, "engine error", f"rejected the legal move {format_vertex(point, settings.size)}: {exc}")
+            other.close()
+            break
+        passes = passes + 1 if point == PASS else 0
+        if passes >= 2:
+            if not cleanup:
+                dead = stone_status(position, settings.cleanup_playouts).dead_points()
+                if dead:
+                    cleanup, passes = True, 0
+                    comments[len(position.moves)] = "clean-up phase: capture the dead stones"
+                    continue
+            _score(record, position, sides, a, "score")
+            break
+    return _finish(record, position, a, b, sides, settings, comments)
+
+
+def _score(record: GameRecord, position: Position, sides: dict, a: _Side, reason: str) -> None:
+    score = position.score()
+    record.score = score
+    record.result = position.result()
+    record.reason = reason
+    if score == 0:
+        record.winner = None
+    else:
+        winner_color = BLACK if score > 0 else WHITE
+        record.winner = "A" if sides[winner_color] is a else "B"
+
+
+def _finish(record: GameRecord, position: Position, a: _Side, b: _Side, sides: dict, settings: MatchSettings,
+            comments: dict[int, str]) -> GameRecord:
+    from obook.sgf import save_sgf
+
+    record.moves = len(position.moves)
+    if settings.sgf_dir is not None:
+        path = settings.sgf_dir / f"game-{record.index + 1:04d}.sgf"
+        summary = f"obook match game {record.index + 1}: A = {a.spec.label}, B = {b.spec.label}; {record.reason}"
+        if record.detail:
+            summary += f" ({record.detail})"
+        save_sgf(path, position, black=sides[BLACK].name, white=sides[WHITE].name, result=record.result or None,
+                 comments=comments, game_comment=summary, event="obook match")
+        record.sgf = str(path)
+    return record
+
+
+@dataclass
+class MatchSummary:
+    a: str
+    b: str
+    games: int
+    a_wins: int
+    b_wins: int
+    draws: int
+    a_score: float  # wins + draws / 2, as a fraction of the games
+    ci95: tuple[float, float]
+    a_as_black: dict
+    a_as_white: dict
+    average_moves: float
+    seconds_per_move: dict
+    reasons: dict
+    forfeits: list
+    sgf_dir: str | None
+    wall_seconds: float
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["ci95"] = list(self.ci95)
+        return data
+
+
+def wilson_interval(successes: float, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (draws may count as half successes)."""
+    if trials <= 0:
+        return 0.0, 1.0
+    p = successes / trials
+    denominator = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denominator
+    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def summarise(a: EngineSpec, b: EngineSpec, records: list[GameRecord], settings: MatchSettings, wall: float) -> MatchSummary:
+    a_wins = sum(r.winner == "A" for r in records)
+    b_wins = sum(r.winner == "B" for r in records)
+    draws = len(records) - a_wins - b_wins
+    points = a_wins + 0.5 * draws
+    n = len(records)
+
+    def by_color(letter: str) -> dict:
+        games = [r for r in records if r.a_color == letter]
+        wins = sum(r.winner == "A" for r in games)
+        drawn = sum(r.winner is None for r in games)
+        return {"games": len(games), "wins": wins, "draws": drawn,
+                "score": round((wins + 0.5 * drawn) / len(games), 4) if games else None}
+
+    reasons: dict[str, int] = {}
+    for r in records:
+        reasons[r.reason] = reasons.get(r.reason, 0) + 1
+    per_move = {}
+    for role in ("A", "B"):
+        moves = sum(r.engine_moves[role] for r in records)
+        per_move[role] = round(sum(r.seconds[role] for r in records) / moves, 4) if moves else None
+    forfeits = [{"game": r.index + 1, "reason": r.reason, "detail": r.detail, "sgf": r.sgf}
+                for r in records if r.result.endswith("+F")]
+    low, high = wilson_interval(points, n)
+    return MatchSummary(
+        a=a.label, b=b.label, games=n, a_wins=a_wins, b_wins=b_wins, draws=draws,
+        a_score=round(points / n, 4) if n else 0.0, ci95=(round(low, 4), round(high, 4)),
+        a_as_black=by_color("B"), a_as_white=by_color("W"),
+        average_moves=round(sum(r.moves for r in records) / n, 2) if n else 0.0,
+        seconds_per_move=per_move, reasons=reasons, forfeits=forfeits,
+        sgf_dir=str(settings.sgf_dir) if settings.sgf_dir else None, wall_seconds=round(wall, 2),
+    )
+
+
+def run_match(
+    a: EngineSpec,
+    b: EngineSpec,
+    settings: MatchSettings,
+    on_game: Callable[[GameRecord], None] | None = None,
+) -> tuple[MatchSummary, list[GameRecord]]:
+    """Play ``settings.games`` games, ``settings.parallel`` at a time (each worker thread drives
+    its own two engine processes); ``on_game`` hears of every finished game."""
+    if settings.sgf_dir is not None:
+        try:
+            settings.sgf_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise MatchError(f"cannot create {settings.sgf_dir}: {exc.strerror or exc}") from None
+    todo: queue.Queue[int] = queue.Queue()
+    for index in range(settings.games):
+        todo.put(index)
+    done: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def worker() -> None:
+        sides = (_Side("A", a), _Side("B", b))
+        try:
+            while not stop.is_set():
+                try:
+                    index = todo.get_nowait()
+                except queue.Empty:
+                    return
+                done.put(play_game(index, *sides, settings))
+        except BaseException as exc:  # reported to the main thread, which stops the match
+            done.put(exc)
+        finally:
+            for side in sides:
+                side.close()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker, daemon=True, name=f"match-{i}")
+               for i in range(min(settings.parallel, settings.games))]
+    for thread in threads:
+        thread.start()
+    records: list[GameRecord] = []
+    failure: BaseException | None = None
+    try:
+        while len(records) < settings.games and failure is None:
+            item = done.get()
+            if isinstance(item, BaseException):
+                failure = item
+                break
+            records.append(item)
+            if on_game is not None:
+                on_game(item)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    if failure is not None:
+        if isinstance(failure, ObookError):
+            raise failure
+        raise MatchError(f"the match stopped: {type(failure).__name__}: {failure}") from failure
+    records.sort(key=lambda r: r.index)
+    return summarise(a, b, records, settings, time.perf_counter() - started), records

@@ -1,0 +1,180 @@
+"""Who owns each point, estimated by playouts, and the dead stones that follow from it.
+
+GTP's ``final_score`` and ``final_status_list`` need to know which stones are dead at the end of a
+game; the board alone cannot say. Random playouts from the position answer it the Monte-Carlo way:
+a stone that is usually replaced by the opponent's area by the end of a playout is dead. Seki is the
+exception random playouts get wrong (whoever fills a shared liberty first loses the group), so
+strings in a simple seki are recognised from the board before the playouts are consulted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from obook.go.board import BLACK, EMPTY, WHITE, WIDTH, copy_board, new_board
+from obook.jit import hot
+from obook.playout.policies import POLICY_NAMES, new_scratch, playout
+from obook.position import Position
+from obook.rng import make_rng
+
+ALIVE, DEAD, SEKI = "alive", "dead", "seki"
+
+
+@hot
+def accumulate_ownership(root, work, policy, rng, komi, scratch, playouts, owner):
+    """Add to ``owner[p]`` +1 for every playout from ``root`` that ends with ``p`` Black's (a black
+    stone, or an empty point touching only black) and -1 for every one that ends with it White's."""
+    w = root.scalars[WIDTH]
+    for _ in range(playouts):
+        copy_board(work, root)
+        playout(work, policy, rng, komi, scratch)
+        for p in range(w + 1, w * (w - 1) - 1):
+            c = work.color[p]
+            if c == BLACK:
+                owner[p] += 1.0
+            elif c == WHITE:
+                owner[p] -= 1.0
+            elif c == EMPTY:
+                black = 0
+                white = 0
+                for q in (p - w, p - 1, p + 1, p + w):
+                    cq = work.color[q]
+                    if cq == BLACK:
+                        black = 1
+                    elif cq == WHITE:
+                        white = 1
+                owner[p] += black - white
+
+
+def estimate_ownership(position: Position, playouts: int = 1000, policy: str = "atari50", seed: int = 1) -> np.ndarray:
+    """Mean ownership of every padded-board point in [-1, 1], Black positive, over ``playouts``
+    playouts from ``position`` (the side to move plays first)."""
+    owner = np.zeros(position.board.color.shape[0])
+    if playouts <= 0:
+        return owner
+    work = new_board(position.size)
+    accumulate_ownership(position.board, work, POLICY_NAMES[policy], make_rng(seed), position.komi,
+                         new_scratch(position.board), playouts, owner)
+    return owner / playouts
+
+
+@dataclass
+class StoneStatus:
+    """Every string of the board with its status, and the ownership that decided it."""
+
+    strings: list[tuple[int, list[int], str]]  # (colour, stones, status)
+    ownership: np.ndarray
+
+    def stones(self, status: str) -> list[list[int]]:
+        return [stones for _, stones, s in self.strings if s == status]
+
+    def dead_points(self) -> set[int]:
+        return {p for _, stones, s in self.strings if s == DEAD for p in stones}
+
+
+def stone_status(position: Position, playouts: int = 1000, policy: str = "atari50", seed: int = 1) -> StoneStatus:
+    """Each string is in seki (see ``seki_strings``), dead when its colour owns its stones in
+    fewer than half the playouts, or alive."""
+    ownership = estimate_ownership(position, playouts, policy, seed)
+    strings = board_strings(position)
+    seki = seki_strings(position, strings)
+    result = []
+    for color, stones in strings:
+        if stones[0] in seki:
+            status = SEKI
+        else:
+            sign = 1.0 if color == BLACK else -1.0
+            mean = sign * float(np.mean(ownership[stones]))
+            status = DEAD if mean < 0.0 else ALIVE
+        result.append((color, stones, status))
+    return StoneStatus(result, ownership)
+
+
+def board_strings(position: Position) -> list[tuple[int, list[int]]]:
+    """(colour, sorted stones) of every string on the board."""
+    seen: set[int] = set()
+    strings = []
+    board = position.board
+    for p in position.points():
+        color = int(board.color[p])
+        if color not in (BLACK, WHITE) or p in seen:
+            continue
+        stones = _flood(position, p, lambda q, c=color: int(board.color[q]) == c)
+        seen.update(stones)
+        strings.append((color, sorted(stones)))
+    return strings
+
+
+def liberties(position: Position, stones: list[int]) -> set[int]:
+    w = position.size + 2
+    color = position.board.color
+    return {q for p in stones for q in (p - w, p - 1, p + 1, p + w) if color[q] == EMPTY}
+
+
+def seki_strings(position: Position, strings: list[tuple[int, list[int]]]) -> set[int]:
+    """First stones of strings in a simple seki: two opposing strings of exactly two liberties
+    each, sharing at least one, where every liberty of each is either shared or an eye of its own
+    colour. Neither side can fill a shared liberty without putting itself in atari."""
+    info = [(color, stones, liberties(position, stones)) for color, stones in strings]
+    board = position.board
+    w = position.size + 2
+
+    def own_eye(point: int, color: int) -> bool:
+        return all(int(board.color[q]) in (color, 3) for q in (point - w, point - 1, point + 1, point + w))
+
+    found: set[int] = set()
+    for i, (c1, s1, l1) in enumerate(info):
+        if len(l1) != 2:
+            continue
+        for c2, s2, l2 in info[i + 1:]:
+            if c2 == c1 or len(l2) != 2:
+                continue
+            shared = l1 & l2
+            if not shared:
+                continue
+            if all(q in shared or own_eye(q, c1) for q in l1) and all(q in shared or own_eye(q, c2) for q in l2):
+                found.add(s1[0])
+                found.add(s2[0])
+    return found
+
+
+def area_without(position: Position, removed: set[int]) -> tuple[int, int]:
+    """Chinese area (Black, White) after taking the ``removed`` stones off the board."""
+    color = {p: (EMPTY if p in removed else int(position.board.color[p])) for p in position.points()}
+    w = position.size + 2
+    black = sum(1 for c in color.values() if c == BLACK)
+    white = sum(1 for c in color.values() if c == WHITE)
+    seen: set[int] = set()
+    for p, c in color.items():
+        if c != EMPTY or p in seen:
+            continue
+        region = _flood(position, p, lambda q: color.get(q) == EMPTY)
+        seen.update(region)
+        touches = {color.get(q) for r in region for q in (r - w, r - 1, r + 1, r + w)} - {EMPTY, None}
+        if touches == {BLACK}:
+            black += len(region)
+        elif touches == {WHITE}:
+            white += len(region)
+    return black, white
+
+
+def score_without_dead(position: Position, status: StoneStatus) -> float:
+    """Black's area minus White's minus komi once the dead stones are removed."""
+    black, white = area_without(position, status.dead_points())
+    return black - white - position.komi
+
+
+def _flood(position: Position, start: int, inside) -> list[int]:
+    w = position.size + 2
+    on_board = set(position.points())
+    found = {start}
+    stack = [start]
+    while stack:
+        p = stack.pop()
+        for q in (p - w, p - 1, p + 1, p + w):
+            if q in on_board and q not in found and inside(q):
+                found.add(q)
+                stack.append(q)
+    return list(found)

@@ -1,0 +1,132 @@
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from obook.errors import ObookError
+from obook.match import (
+    MatchError,
+    MatchSettings,
+    parse_engine,
+    run_match,
+    wilson_interval,
+)
+from obook.sgf import read_sgf
+
+FLAT = "algorithm=flat,playouts=300,resign_threshold=0,seed=3"
+
+
+def gnugo_command(path, level=0):
+    return f"{path} --mode gtp --level {level} --chinese-rules"
+
+
+def test_wilson_interval():
+    low, high = wilson_interval(50, 100)
+    assert low == pytest.approx(0.4038, abs=1e-4) and high == pytest.approx(0.5962, abs=1e-4)
+    assert wilson_interval(0, 2) == (0.0, pytest.approx(0.6576, abs=1e-4))
+    low, high = wilson_interval(95, 100)
+    assert low == pytest.approx(1 - wilson_interval(5, 100)[1]) and 0.88 < low < 0.95 < high < 0.99
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+
+
+def test_engine_descriptions(gnugo_path):
+    assert parse_engine("obook:playouts=100,policy=light").config.playouts == 100
+    bare = parse_engine("playouts=100", seconds=2.0)
+    assert bare.is_obook and bare.config.seconds == 2.0 and "seconds=2" in bare.argv[-1]
+    assert parse_engine("obook").config.playouts > 0
+    command = parse_engine(f"gtp:{gnugo_command(gnugo_path)}")
+    assert not command.is_obook and command.argv[1:3] == ["--mode", "gtp"]
+    assert parse_engine(gnugo_command(gnugo_path)).argv[0] == gnugo_path
+    with pytest.raises(MatchError, match="cannot find the program"):
+        parse_engine("/no/such/engine --gtp")
+    with pytest.raises(ObookError, match="unknown search option"):
+        parse_engine("obook:speed=11")
+    with pytest.raises(MatchError, match="games"):
+        MatchSettings(games=0)
+
+
+def test_match_against_gnugo_alternates_colours_scores_by_area_and_saves_sgf(gnugo_path, tmp_path):
+    a = parse_engine(f"obook:{FLAT}")
+    b = parse_engine(gnugo_command(gnugo_path))
+    settings = MatchSettings(games=2, size=7, komi=7.5, parallel=2, sgf_dir=tmp_path)
+    seen = []
+    summary, records = run_match(a, b, settings, on_game=seen.append)
+    assert len(seen) == 2 and [r.a_color for r in records] == ["B", "W"]
+    assert summary.games == 2 and summary.a_wins + summary.b_wins + summary.draws == 2
+    assert summary.a_as_black["games"] == 1 and summary.a_as_white["games"] == 1
+    assert 0 <= summary.ci95[0] <= summary.a_score <= summary.ci95[1] <= 1
+    assert summary.seconds_per_move["A"] > 0 and summary.seconds_per_move["B"] > 0
+    for record in records:
+        assert record.reason in ("score", "resignation", "move cap"), record
+        saved = read_sgf(record.sgf)
+        assert len(saved.position.moves) == record.moves
+        assert saved.result == record.result
+        names = {saved.black, saved.white}
+        assert any(name.startswith("GNU Go") for name in names) and any(name.startswith("obook") for name in names)
+        if record.reason == "score":
+            assert saved.position.result() == record.result  # area scoring of the final board
+
+
+ILLEGAL_ENGINE = textwrap.dedent(
+    """
+    import sys
+    mode = sys.argv[1]
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "quit":
+            print("=\\n", flush=True)
+            break
+        if words[0] == "genmove":
+            if mode == "crash":
+                sys.exit(1)
+            print("= A1\\n", flush=True)  # the same point every time: illegal on the second move
+        elif words[0] == "name":
+            print("= stubborn\\n", flush=True)
+        elif words[0] == "known_command":
+            print("= false\\n", flush=True)
+        else:
+            print("=\\n", flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize("mode, reason, detail", [("illegal", "illegal move", "occupied"), ("crash", "engine error", "")])
+def test_an_engine_that_breaks_the_rules_or_dies_loses_the_game(tmp_path, mode, reason, detail):
+    script = tmp_path / "stubborn.py"
+    script.write_text(ILLEGAL_ENGINE)
+    a = parse_engine(f"gtp:{sys.executable} {script} {mode}")
+    b = parse_engine(f"obook:{FLAT}")
+    summary, records = run_match(a, b, MatchSettings(games=1, size=5, sgf_dir=tmp_path))
+    record = records[0]
+    assert (record.winner, record.result, record.reason) == ("B", "W+F", reason)
+    assert detail in record.detail and record.detail.startswith("A (")
+    assert summary.forfeits[0]["reason"] == reason
+    saved = read_sgf(record.sgf)
+    assert saved.result == "W+F"
+    if mode == "illegal":
+        assert len(saved.position.moves) == 2
+        assert "occupied" in saved.comments[2]
+
+
+def test_match_command_line_json(gnugo_path, tmp_path):
+    engine = gnugo_command(gnugo_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "obook.cli", "match", engine, f"gtp:{engine}", "--games", "2", "--size", "5",
+         "--komi", "0.5", "--sgf-dir", str(tmp_path / "games"), "--json"],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["games"] == 2 and len(summary["ci95"]) == 2
+    assert sorted(p.name for p in (tmp_path / "games").iterdir()) == ["game-0001.sgf", "game-0002.sgf"]
+
+
+def test_match_command_line_errors_are_clear():
+    done = subprocess.run([sys.executable, "-m", "obook.cli", "match", "/no/such/engine --gtp", "playouts=10"],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("obook: error: engine '/no/such/engine --gtp': cannot find the program")
