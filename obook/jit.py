@@ -25,9 +25,17 @@ def _source_digest() -> str:
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parent
     for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+        text = path.read_bytes()
+        if _holds_compiled_code(path, text):
+            digest.update(str(path.relative_to(root)).encode())
+            digest.update(text)
     return digest.hexdigest()[:16]
+
+
+def _holds_compiled_code(path: Path, text: bytes) -> bool:
+    """Modules with jitted functions, and the Zobrist tables they bake in; editing a front end
+    (GTP, CLI, the book) must not throw away minutes of compiled engine."""
+    return path.name == "zobrist.py" or b"obook.jit import" in text or b"numba" in text
 
 
 def _cache_dir() -> Path:

@@ -15,7 +15,14 @@ from obook.errors import IllegalMoveError
 from obook.go import board as rules
 from obook.go.board import BLACK, EMPTY, PASS, WHITE, Board
 from obook.go.symmetry import canonical_key, transform_point, untransform_point
-from obook.go.vertex import COLUMNS, col_row, format_vertex, parse_vertex, point_of, split_moves
+from obook.go.vertex import (
+    COLUMNS,
+    col_row,
+    format_vertex,
+    parse_vertex,
+    point_of,
+    split_moves,
+)
 
 COLOR_NAMES = {BLACK: "B", WHITE: "W"}
 _REASONS = {

@@ -7,7 +7,8 @@ is reproducible from its seed and nothing is shared between processes by acciden
 from __future__ import annotations
 
 import numpy as np
-from obook.jit import cold, hot
+
+from obook.jit import hot
 
 _MULT = np.uint64(2685821657736338717)
 _S12 = np.uint64(12)

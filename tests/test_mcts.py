@@ -9,8 +9,8 @@ from obook.go.board import PASS
 from obook.position import Position
 from obook.search.config import SearchConfig
 from obook.search.mcts import (
-    MCTSPlayer,
     ROOT,
+    MCTSPlayer,
     child_value,
     new_tree,
     pack_params,

@@ -16,7 +16,15 @@ from obook.mines.bsr_uct import (
     make_scratch,
     wilson_interval,
 )
-from obook.mines.game import PLAYING, UNKNOWN, MinesGame, neighbour_table, position_from_ascii, reveal, seed_random
+from obook.mines.game import (
+    PLAYING,
+    UNKNOWN,
+    MinesGame,
+    neighbour_table,
+    position_from_ascii,
+    reveal,
+    seed_random,
+)
 from obook.mines.oracle import Oracle
 
 CENTRE_4X4 = {5, 6, 9, 10}  # the four cells away from the edge

@@ -12,7 +12,14 @@ import pytest
 from scipy import stats
 
 from obook.errors import ObookError
-from obook.mines.game import PLAYING, UNKNOWN, MinesGame, neighbour_table, position_from_ascii, seed_random
+from obook.mines.game import (
+    PLAYING,
+    UNKNOWN,
+    MinesGame,
+    neighbour_table,
+    position_from_ascii,
+    seed_random,
+)
 from obook.mines.samplers import (
     draw_metropolis,
     make_work,
@@ -158,7 +165,12 @@ def test_sampler_failures_are_clear_errors():
 
 
 def test_exact_probabilities_stay_exact_when_solutions_overflow_the_reservoir():
-    from obook.mines.samplers import EXACT_SAMPLED, exact_draw, exact_prepare, exact_probabilities
+    from obook.mines.samplers import (
+        EXACT_SAMPLED,
+        exact_draw,
+        exact_prepare,
+        exact_probabilities,
+    )
 
     p, q, n_mines, obs, layouts = POSITIONS[1]
     nbr, deg = neighbour_table(p, q)

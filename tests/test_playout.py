@@ -4,7 +4,13 @@ import numpy as np
 from scipy.stats import chisquare
 
 from obook.go import board as rules
-from obook.playout.policies import ATARI50, LIGHT, new_scratch, playout_batch, select_move
+from obook.playout.policies import (
+    ATARI50,
+    LIGHT,
+    new_scratch,
+    playout_batch,
+    select_move,
+)
 from obook.position import Position
 from obook.rng import make_rng
 

@@ -2,7 +2,6 @@
 
 import random
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -95,7 +94,7 @@ def test_side_to_move_and_ko_are_part_of_the_key():
 
 
 def test_settled_score_equals_flood_fill_score_at_playout_ends():
-    from obook.playout.policies import LIGHT, ATARI50, new_scratch, playout
+    from obook.playout.policies import ATARI50, LIGHT, new_scratch, playout
     from obook.rng import make_rng
 
     for size in (5, 9, 13):

@@ -20,7 +20,12 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from obook.playout.policies import POLICY_NAMES, max_playout_moves, new_scratch, select_move
+    from obook.playout.policies import (
+        POLICY_NAMES,
+        max_playout_moves,
+        new_scratch,
+        select_move,
+    )
     from obook.position import Position
     from obook.rng import make_rng
 

@@ -29,9 +29,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from obook.jit import cold, hot
 
 from obook.go.zobrist import MAX_POINTS, MAX_SIZE, STONE_KEYS, WHITE_TO_MOVE_KEY
+from obook.jit import hot
 
 EMPTY = 0
 BLACK = 1

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+import obook.jit  # noqa: F401  (sets numba's source-keyed cache directory)
 from obook.errors import ObookError
 
 UNKNOWN = -1  # obs value of a cell not yet revealed

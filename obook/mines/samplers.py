@@ -36,6 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
+import obook.jit  # noqa: F401  (sets numba's source-keyed cache directory)
 from obook.errors import ObookError
 from obook.mines.game import UNKNOWN, neighbour_table
 

@@ -11,12 +11,13 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
 - ``ATARI50``: the seed's atari-50 (Yoshimoto et al.): if N1 capturing moves exist they share 50% of
   the probability (50/N1 % each) and the N2 other valid moves share the other 50% (all of it goes to
   captures when N2 = 0).
+- ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
+  ``heavy.py``.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from obook.jit import cold, hot
 
 from obook.go.board import (
     KO_POINT,
@@ -24,21 +25,24 @@ from obook.go.board import (
     PASS,
     SIZE,
     TO_MOVE,
-    WIDTH,
     _next_mark,
-    atari_liberty,
-    copy_board,
-    compact_atari,
     _u,
+    area_score,
+    atari_liberty,
+    compact_atari,
+    copy_board,
     is_valid_move,
     play,
     settled_area_score,
 )
+from obook.jit import hot
+from obook.playout.heavy import heavy_move
 from obook.rng import advance, below, rand_below, rand_float
 
 LIGHT = 0
 ATARI50 = 1
-POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50}
+HEAVY = 2
+POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY}
 
 
 @hot(inline="always")
@@ -97,6 +101,8 @@ def select_move(b, policy, rng, scratch):
                 return scratch[rand_below(rng, n1)]
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
+    if policy == HEAVY:
+        return heavy_move(b, rng, scratch)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 
@@ -122,6 +128,8 @@ def playout(b, policy, rng, komi, scratch):
             passes += 1
         else:
             passes = 0
+    if passes < 2:
+        return area_score(b, komi), moves
     return settled_area_score(b, komi), moves
 
 

@@ -22,7 +22,7 @@ REWARDS = ("win", "score")
 class SearchConfig:
     # --- what is searched -------------------------------------------------------------------
     algorithm: str = "uct"  # uct: MCTS over a tree; flat: one-ply Monte-Carlo (no tree)
-    policy: str = "atari50"  # playout policy (obook.playout.policies.POLICY_NAMES)
+    policy: str = "heavy"  # playout policy: light, atari50 or heavy (the strongest measured)
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"
     exploration: float = 0.2  # c in W/N + c*sqrt(ln N / n); small because RAVE explores

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from obook.go.board import BLACK, N_EMPTY, PASS, TO_MOVE, copy_board, is_eye, is_legal, play
+from obook.go.board import (
+    BLACK,
+    N_EMPTY,
+    PASS,
+    TO_MOVE,
+    copy_board,
+    is_eye,
+    is_legal,
+    play,
+)
 from obook.jit import hot
 from obook.playout.policies import playout
 

@@ -34,7 +34,12 @@ from obook.go.board import (
     settled_area_score,
 )
 from obook.jit import hot
-from obook.playout.policies import POLICY_NAMES, max_playout_moves, new_scratch, select_move
+from obook.playout.policies import (
+    POLICY_NAMES,
+    max_playout_moves,
+    new_scratch,
+    select_move,
+)
 from obook.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig

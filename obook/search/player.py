@@ -51,8 +51,9 @@ class Player:
     def budget(self, seconds: float | None, playouts: int | None) -> tuple[float | None, int]:
         """(seconds or None, playouts): a time budget when one is given, else the playouts."""
         if seconds is None and playouts is None:
-            seconds = self.config.seconds or None
-            playouts = self.config.playouts
+            if self.config.seconds > 0:
+                return self.config.seconds, 10**12
+            return None, self.config.playouts
         return seconds, playouts if playouts is not None else 10**12
 
 
