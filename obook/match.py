@@ -17,7 +17,6 @@ pair of engine processes.
 
 from __future__ import annotations
 
-import math
 import queue
 import shlex
 import shutil
@@ -34,6 +33,7 @@ from obook.go.vertex import format_vertex, parse_vertex
 from obook.gtp.client import GTPClient, GTPError
 from obook.position import Position
 from obook.search.config import SearchConfig
+from obook.stats import wilson_interval
 
 COLOR_LETTER = {BLACK: "B", WHITE: "W"}
 
@@ -295,17 +295,6 @@ class MatchSummary:
         data = asdict(self)
         data["ci95"] = list(self.ci95)
         return data
-
-
-def wilson_interval(successes: float, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """The Wilson score interval of a proportion (draws may count as half successes)."""
-    if trials <= 0:
-        return 0.0, 1.0
-    p = successes / trials
-    denominator = 1 + z * z / trials
-    centre = (p + z * z / (2 * trials)) / denominator
-    half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def summarise(a: EngineSpec, b: EngineSpec, records: list[GameRecord], settings: MatchSettings, wall: float) -> MatchSummary:

@@ -68,6 +68,7 @@ from obook.mines.samplers import (
     make_work,
     sampler_kind,
 )
+from obook.stats import wilson_interval
 
 NO_NODE = -1  # end of a sibling list / edge without children
 ROOT = 0  # the root node index
@@ -687,17 +688,6 @@ class Player:
             move += 1
         return GameRecord(seed, game.score, game.status == WON, move, searches, sims, think, first,
                           list(game.clicks), self.fallbacks, self.reservoir_moves)
-
-
-def wilson_interval(wins: int, games: int, z: float = 1.959963984540054) -> tuple[float, float]:
-    """95% Wilson score interval of a win rate (well behaved near 0 and 1, unlike the normal one)."""
-    if games == 0:
-        return 0.0, 1.0
-    phat = wins / games
-    den = 1 + z * z / games
-    centre = (phat + z * z / (2 * games)) / den
-    half = z * math.sqrt(phat * (1 - phat) / games + z * z / (4 * games * games)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def summarise(records: list[GameRecord]) -> dict:

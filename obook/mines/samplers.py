@@ -122,18 +122,25 @@ def _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
 
 
 @njit(cache=True)
+def _scatter_mines(unk, n_unk, n_mines, z):
+    """Put the mines on a uniform random subset of the ``n_unk`` unknown cells (a partial
+    Fisher-Yates shuffle: the chosen cells end up in ``unk[:n_mines]``) and mark them in ``z``."""
+    for i in range(n_mines):
+        j = i + np.random.randint(n_unk - i)
+        c = unk[j]
+        unk[j] = unk[i]
+        unk[i] = c
+        z[c] = 1
+
+
+@njit(cache=True)
 def draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries):
     """Alg. 1: return the number of layouts drawn until one was consistent, or -1 after ``max_tries``."""
     unk, cons_cell, cons_target = work[0], work[1], work[2]
     n_unk, n_cons = _constraints(obs, nbr, deg, unk, cons_cell, cons_target)
     z[:] = 0
     for t in range(max_tries):
-        for i in range(n_mines):
-            j = i + np.random.randint(n_unk - i)
-            c = unk[j]
-            unk[j] = unk[i]
-            unk[i] = c
-            z[c] = 1
+        _scatter_mines(unk, n_unk, n_mines, z)
         if _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
             return t + 1
         for i in range(n_mines):
@@ -155,13 +162,8 @@ def draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, inherit):
         for i in range(n_mines):
             z[mpos[i]] = 1
     else:
-        for i in range(n_mines):
-            j = i + np.random.randint(n_unk - i)
-            c = unk[j]
-            unk[j] = unk[i]
-            unk[i] = c
-            z[c] = 1
-            mpos[i] = c
+        _scatter_mines(unk, n_unk, n_mines, z)
+        mpos[:n_mines] = unk[:n_mines]
         flags[0] = 1
     v = _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines)
     p_move = 1.0 / n_mines
