@@ -442,12 +442,7 @@ def exact_draw(ex, n_mines, z, scratch):
         r += k
     n_int = interior.size
     scratch[:n_int] = interior
-    for i in range(n_mines - r):
-        j = i + np.random.randint(n_int - i)
-        c = scratch[j]
-        scratch[j] = scratch[i]
-        scratch[i] = c
-        z[c] = 1
+    _scatter_mines(scratch, n_int, n_mines - r, z)
 
 
 @njit(cache=True)

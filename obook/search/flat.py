@@ -3,8 +3,6 @@ with the best mean wins. The seeds' starting point, and the baseline the tree se
 
 from __future__ import annotations
 
-import numpy as np
-
 from obook.go.board import (
     BLACK,
     N_EMPTY,
@@ -52,6 +50,3 @@ def candidate_moves(b, out):
     out[n] = PASS
     return n + 1
 
-
-def new_stat_arrays(cells: int):
-    return np.zeros(cells + 1, np.int64), np.zeros(cells + 1), np.zeros(cells + 1), np.zeros(cells + 1, np.int64)

@@ -37,7 +37,6 @@ from obook.jit import hot
 from obook.playout.policies import (
     POLICY_NAMES,
     max_playout_moves,
-    new_scratch,
     select_move,
 )
 from obook.position import Position
@@ -573,4 +572,4 @@ class MCTSPlayer(Player):
         return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]))
 
 
-__all__ = ["MCTSPlayer", "Tree", "new_tree", "run_simulations", "new_scratch"]
+__all__ = ["MCTSPlayer", "Tree", "new_tree", "new_search_scratch", "run_simulations"]
