@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "obook.commands.play",
     "obook.commands.gtp",
     "obook.commands.match",
+    "obook.commands.book",
     "obook.mines.cli",
 )
 

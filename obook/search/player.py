@@ -48,6 +48,12 @@ class Player:
     def close(self) -> None:
         """Release processes or memory the player holds."""
 
+    def reseed(self, seed: int) -> None:
+        """Restart the random numbers from ``seed`` (the book seeds each move of a game, so a resumed
+        game makes the same choices as an uninterrupted one under a playout budget)."""
+        if hasattr(self, "rng"):
+            self.rng = make_rng(seed or 1)
+
     def budget(self, seconds: float | None, playouts: int | None) -> tuple[float | None, int]:
         """(seconds or None, playouts): a time budget when one is given, else the playouts."""
         if seconds is None and playouts is None:

@@ -1,0 +1,166 @@
+"""Books in a store: open the store (creating the schema of a new embedded database), create or
+reopen a book with checked settings, look a position up, recompute and verify the statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, opening_statistics, replay
+from obook.book.rules import Candidate, book_candidates, coevolution_move, usage_move
+from obook.errors import ObookError
+from obook.go.vertex import split_moves
+from obook.position import Position
+from obook.search.config import SearchConfig
+from obook.store import queries as q
+from obook.store.db import Store, StoreError, open_store
+from obook.store.models import MBM, MVBM, THRESHOLDS
+
+
+def open_book_store(url: str | None = None, create: bool = False) -> Store:
+    """The store at ``url``; a database with no tables at all gets the schema when ``create``
+    (the embedded default just works), one at another schema revision is refused."""
+    store = open_store(url, check=False)
+    if create and store.revision() is None:
+        if store.table_names() - {"alembic_version"}:
+            raise StoreError(f"the database {store.name} holds tables that are not obook's: refusing to use it")
+        from obook.store.migrate import upgrade
+
+        upgrade(store.url)
+    store.check_schema()
+    return store
+
+
+@dataclass(frozen=True)
+class BookSettings:
+    size: int = 9
+    komi: float = 7.5
+    algorithm: str = MVBM
+    threshold: float | None = None  # default: the algorithm's (MBM 0.5, MVBM 0.1)
+    search: str = ""  # SearchConfig spec of the mutation player
+    seconds_per_move: float = 1.0
+    depth: int = 20
+    superko: bool = False
+
+    def validated(self) -> "BookSettings":
+        if not 5 <= self.size <= 19:
+            raise ObookError(f"board size {self.size}: a book needs 5 to 19")
+        if self.algorithm not in THRESHOLDS:
+            raise ObookError(f"algorithm {self.algorithm!r}: choose {MBM} or {MVBM}")
+        threshold = THRESHOLDS[self.algorithm] if self.threshold is None else self.threshold
+        if not 0 <= threshold < 1:
+            raise ObookError(f"threshold {threshold}: must be in [0, 1)")
+        if self.depth < 1:
+            raise ObookError(f"book depth {self.depth}: must be at least 1")
+        if self.seconds_per_move < 0:
+            raise ObookError("seconds per move must not be negative")
+        spec = SearchConfig.from_spec(self.search or None).to_spec() if self.search else ""
+        return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, self.depth,
+                            self.superko)
+
+
+def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> q.BookInfo:
+    """The book ``name``, created with ``wanted`` when it does not exist. When it does, a setting the
+    caller gave explicitly (``explicit``) must agree with the book's: a book's games are only
+    comparable under one set of rules and one mutation player."""
+    if not name or len(name) > 100 or any(c.isspace() for c in name):
+        raise ObookError(f"book name {name!r}: use 1 to 100 characters without spaces")
+    with store.write() as conn:
+        book = q.find_book(conn, name)
+        if book is None:
+            if wanted is None:
+                raise q.BookNotFound(f"no book named {name!r}")
+            s = wanted.validated()
+            return q.create_book(conn, name=name, size=s.size, komi=s.komi,
+                                 rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
+                                 threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
+                                 depth=s.depth, engine_version=ENGINE_VERSION)
+    if wanted is not None:
+        s = wanted.validated()
+        have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,
+                "search": book.search, "depth": book.depth, "superko": book.superko}
+        for key in sorted(explicit & have.keys()):
+            if getattr(s, key) != have[key]:
+                raise ObookError(f"book {name!r} exists with {key}={have[key]!r}, not {getattr(s, key)!r}: "
+                                 "use another book name or leave the option out")
+    return book
+
+
+def parse_book_moves(book: q.BookInfo, moves: str | list[str]) -> Position:
+    """The position after ``moves`` ("E5,G5", "e5 g5", "pass"), with an error naming a bad move."""
+    words = split_moves(moves) if isinstance(moves, str) else list(moves)
+    try:
+        return replay(book.size, book.komi, book.superko, words)
+    except BookGameError as exc:
+        raise ObookError(f"{exc}") from None
+
+
+@dataclass
+class Lookup:
+    book: q.BookInfo
+    position: Position
+    candidates: list[Candidate] = field(default_factory=list)
+    usage: Candidate | None = None  # the usage rule's move (playing from the book)
+    coevolution: Candidate | None = None  # what self-play would play (None: it would mutate)
+
+    @property
+    def in_book(self) -> bool:
+        return bool(self.candidates)
+
+    @property
+    def games(self) -> int:
+        return sum(c.games for c in self.candidates)
+
+
+def lookup(store: Store, book: q.BookInfo, moves: str | list[str], min_games: int = 1) -> Lookup:
+    position = parse_book_moves(book, moves)
+    with store.read() as conn:
+        candidates = book_candidates(conn, book, position)
+    return Lookup(book, position, candidates, usage_move(candidates, min_games),
+                  coevolution_move(candidates, book.threshold))
+
+
+# ---- verify ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Verification:
+    games: int
+    rows: int
+    missing: list[tuple[int, int, tuple[int, int]]]  # in the recomputation, not (or not equal) in the store
+    extra: list[tuple[int, int, tuple[int, int]]]  # in the store only
+    bad_games: list[tuple[int, str]]
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.extra or self.bad_games)
+
+
+def recompute_stats(store: Store, book: q.BookInfo) -> tuple[Stats, int, list[tuple[int, str]]]:
+    """The statistics as a pure function of the finished games."""
+    stats: Stats = {}
+    games = 0
+    bad: list[tuple[int, str]] = []
+    with store.read() as conn:
+        for game_id, moves, winner in q.finished_games(conn, book.id):
+            try:
+                contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(), winner, book.depth)
+            except BookGameError as exc:
+                bad.append((game_id, str(exc)))
+                continue
+            games += 1
+            for k, (g, w) in contribution.items():
+                old = stats.get(k, (0, 0))
+                stats[k] = (old[0] + g, old[1] + w)
+    return stats, games, bad
+
+
+def verify(store: Store, book: q.BookInfo, repair: bool = False) -> Verification:
+    expected, games, bad = recompute_stats(store, book)
+    with store.read() as conn:
+        stored = q.all_stats(conn, book.id)
+    missing = [(k, m, v) for (k, m), v in expected.items() if stored.get((k, m)) != v]
+    extra = [(k, m, v) for (k, m), v in stored.items() if (k, m) not in expected]
+    if repair and (missing or extra):
+        with store.write() as conn:
+            q.replace_stats(conn, book.id, expected)
+    return Verification(games, len(stored), missing, extra, bad)

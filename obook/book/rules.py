@@ -1,0 +1,75 @@
+"""The coevolution rules of seed 002 and the usage rule, on a position's book statistics.
+
+MBM ("mutate bad moves", threshold 50%) and MVBM ("mutate very bad moves", 10%): in each position of
+a self-play game, score every move by the frequency of won games in the population with that move
+in that position; play the best one if its score exceeds the threshold, otherwise mutate (play the
+search's move). Playing *from* the book uses the usage rule: the most simulated move in won games.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection
+
+from obook.go.board import PASS
+from obook.position import Position
+from obook.store.queries import BookInfo, position_stats
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A move of the book in the caller's orientation, with the population's figures."""
+
+    point: int
+    vertex: str
+    games: int
+    wins: int  # games won by the player making this move
+    share: float  # this move's share of the won games of the position
+
+    @property
+    def winrate(self) -> float:
+        return self.wins / self.games if self.games else 0.0
+
+
+def book_candidates(conn: Connection, book: BookInfo, position: Position) -> list[Candidate]:
+    """The legal moves the population has played in this position (or any symmetric or transposed
+    copy of it), most played first."""
+    key, symmetry = position.canonical()
+    rows = position_stats(conn, book.id, key)
+    return candidates_from_rows(position, symmetry, rows)
+
+
+def candidates_from_rows(position: Position, symmetry: int, rows: list[tuple[int, int, int]]) -> list[Candidate]:
+    total_wins = sum(w for _, _, w in rows)
+    candidates = []
+    for move, games, wins in rows:
+        point = PASS if move == PASS else position.from_canonical(move, symmetry)
+        if point != PASS and not position.is_legal(point):
+            continue  # only under superko can a transposition forbid a move the population played
+        candidates.append(Candidate(point=point, vertex=position.vertex(point), games=games, wins=wins,
+                                    share=wins / total_wins if total_wins else 0.0))
+    candidates.sort(key=lambda c: (-c.games, -c.wins, c.point))
+    return candidates
+
+
+def coevolution_move(candidates: list[Candidate], threshold: float) -> Candidate | None:
+    """Algorithm 1's choice: the move with the highest success rate when it exceeds ``threshold``
+    (ties go to the move with more games), else ``None``: mutate."""
+    best = None
+    for c in candidates:
+        if c.winrate > threshold and (best is None or (c.winrate, c.games) > (best.winrate, best.games)):
+            best = c
+    return best
+
+
+def usage_move(candidates: list[Candidate], min_games: int = 1) -> Candidate | None:
+    """The usage rule: the most simulated move in won games (ties: the better success rate), among
+    moves with at least ``min_games`` games; ``None`` when no move has won a game."""
+    best = None
+    for c in candidates:
+        if c.games < min_games or c.wins == 0:
+            continue
+        if best is None or (c.wins, c.winrate) > (best.wins, best.winrate):
+            best = c
+    return best

@@ -1,0 +1,228 @@
+"""Self-play of one individual: the functions the embedded build and the grid workers share.
+
+A game lives in the store. Whoever plays it first takes its lease (``claim``), then repeatedly
+``advance``s it: the move is chosen (the book rule while the population knows the position, the
+mutation player's search otherwise) and stored, lease renewed, before anything else happens; a
+process killed at any instant therefore loses at most the move it was thinking about, and the next
+player resumes from the stored moves. When the game is over, ``finish`` closes it and adds its
+statistics in one transaction that can succeed once only.
+
+Each move's search is seeded from the game's seed and the move number, so a resumed game makes the
+choices an uninterrupted one would have made (exactly so under a playout budget).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+
+from obook.book.keys import ENGINE_VERSION, BookGameError, opening_statistics, replay
+from obook.book.rules import book_candidates, coevolution_move
+from obook.errors import ObookError
+from obook.go.board import BLACK
+from obook.position import Position
+from obook.search.config import SearchConfig
+from obook.search.player import Player, make_player
+from obook.store import queries as q
+from obook.store.db import Store
+from obook.store.models import ABANDONED
+
+log = logging.getLogger(__name__)
+
+BOOK, SEARCH, SEED = "b", "m", "s"  # where a move came from (games.origins)
+OWNERSHIP_PLAYOUTS = 600  # playouts that decide which stones are dead when both players pass
+
+
+class LeaseLost(ObookError):
+    """Another player took this game (our lease expired); stop without writing."""
+
+
+class EngineMismatch(ObookError):
+    """The book was built with other rules or keys than this obook's: its statistics would be wrong."""
+
+
+def new_worker_id(kind: str = "local") -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{kind}:{uuid.uuid4().hex[:8]}"
+
+
+def move_seed(game_seed: int, move_number: int) -> int:
+    """SplitMix64 of (game seed, move number): independent seeds for the moves of a game."""
+    z = (game_seed + 0x9E3779B97F4A7C15 * (move_number + 1)) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) or 1
+
+
+def max_moves(size: int) -> int:
+    return 3 * size * size
+
+
+def mutation_config(book: q.BookInfo, seconds: float | None = None) -> SearchConfig:
+    """The search that mutates: the book's settings, one process, the book's time per move."""
+    per_move = book.seconds_per_move if seconds is None else seconds
+    return SearchConfig.from_spec(book.search or None, seconds=per_move, processes=1)
+
+
+def check_engine(book: q.BookInfo) -> None:
+    if book.engine_version != ENGINE_VERSION:
+        raise EngineMismatch(
+            f"book {book.name!r} was built with engine version {book.engine_version}, this obook is "
+            f"{ENGINE_VERSION}: refusing to add games to it"
+        )
+
+
+@dataclass
+class Choice:
+    vertex: str  # GTP vertex, or "resign"
+    origin: str
+    winrate: float
+
+
+@dataclass
+class Outcome:
+    result: str
+    winner: str | None
+    score: float | None
+
+
+class SelfPlayer:
+    """Plays games of one book for one owner (a local process or a grid worker)."""
+
+    def __init__(self, store: Store, book: q.BookInfo, owner: str | None = None, lease_seconds: float | None = None,
+                 player: Player | None = None, seconds: float | None = None, kind: str = "local"):
+        from obook.config import settings
+
+        check_engine(book)
+        self.store = store
+        self.book = book
+        self.owner = owner or new_worker_id(kind)
+        self.kind = kind
+        self.config = mutation_config(book, seconds)
+        think = self.config.seconds or 1.0
+        self.lease_seconds = lease_seconds or max(settings().lease_seconds, 4 * think + 10)
+        self.player = player or make_player(self.config)
+        self.stopping = False
+
+    # ---- leases ---------------------------------------------------------------------------------
+
+    def claim(self, game_id: int | None = None) -> q.GameRow | None:
+        with self.store.write() as conn:
+            game = q.claim_game(conn, self.book.id, self.owner, self.lease_seconds, game_id)
+            if game is not None:
+                q.heartbeat(conn, self.owner, **self._beat(game))
+        return game
+
+    def release(self, game: q.GameRow) -> None:
+        with self.store.write() as conn:
+            q.release_lease(conn, game.id, self.owner)
+            q.heartbeat(conn, self.owner, game_id=None, moves="")
+
+    def _beat(self, game: q.GameRow) -> dict:
+        return {"host": socket.gethostname(), "pid": os.getpid(), "kind": self.kind,
+                "engine_version": ENGINE_VERSION, "book_id": self.book.id, "game_id": game.id,
+                "moves": " ".join(game.moves)}
+
+    # ---- one move -------------------------------------------------------------------------------
+
+    def position(self, game: q.GameRow) -> Position:
+        return replay(self.book.size, self.book.komi, self.book.superko, game.moves)
+
+    def is_over(self, position: Position) -> bool:
+        return position.passes >= 2 or len(position.moves) >= max_moves(self.book.size)
+
+    def choose(self, game: q.GameRow, position: Position) -> Choice:
+        """The book move when one beats the threshold, otherwise the mutation player's move."""
+        if len(position.moves) < self.book.depth:
+            with self.store.read() as conn:
+                candidates = book_candidates(conn, self.book, position)
+            pick = coevolution_move(candidates, self.book.threshold)
+            if pick is not None:
+                return Choice(pick.vertex, BOOK, pick.winrate)
+        self.player.reseed(move_seed(game.seed, len(position.moves)))
+        interval = max(1.0, self.lease_seconds / 4)
+        result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game), progress_interval=interval)
+        if result.resign:
+            return Choice("resign", SEARCH, result.winrate)
+        return Choice(position.vertex(result.move), SEARCH, result.winrate)
+
+    def _keep_lease(self, game: q.GameRow) -> None:
+        with self.store.write() as conn:
+            if not q.renew_lease(conn, game.id, self.owner, self.lease_seconds):
+                raise LeaseLost(f"game {game.id}: lease lost while thinking")
+            q.heartbeat(conn, self.owner, **self._beat(game))
+        if self.stopping:
+            raise KeyboardInterrupt
+
+    def advance(self, game: q.GameRow) -> tuple[q.GameRow, bool]:
+        """Play one move of ``game`` (or finish it when it is over). Returns (game as stored now,
+        finished?). Raises ``LeaseLost`` when someone else plays this game."""
+        try:
+            position = self.position(game)
+        except BookGameError as exc:
+            self._abandon(game, f"illegal stored game: {exc}")
+            return game, True
+        if self.is_over(position):
+            return game, self.finish(game, position)
+        choice = self.choose(game, position)
+        if choice.vertex == "resign":
+            loser = "B" if position.to_move == BLACK else "W"
+            winner = "W" if loser == "B" else "B"
+            return game, self.finish(game, position, Outcome(f"{winner}+R", winner, None))
+        with self.store.write() as conn:
+            stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds)
+            if stored is None:
+                raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
+            q.heartbeat(conn, self.owner, **self._beat(stored))
+        position.play(choice.vertex)
+        if self.is_over(position):
+            return stored, self.finish(stored, position)
+        return stored, False
+
+    # ---- the end --------------------------------------------------------------------------------
+
+    def outcome(self, game: q.GameRow, position: Position) -> Outcome:
+        """Area score with komi after removing the stones that playouts from here find dead."""
+        from obook.search.ownership import score_without_dead, stone_status
+
+        status = stone_status(position, OWNERSHIP_PLAYOUTS, self.config.policy, seed=move_seed(game.seed, 10**6))
+        score = float(score_without_dead(position, status))
+        if score == 0:
+            return Outcome("0", None, 0.0)
+        winner = "B" if score > 0 else "W"
+        return Outcome(f"{winner}+{abs(score):g}", winner, score)
+
+    def finish(self, game: q.GameRow, position: Position, outcome: Outcome | None = None) -> bool:
+        """Close the game and count it; False when it was already closed or is no longer ours."""
+        outcome = outcome or self.outcome(game, position)
+        stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves, outcome.winner,
+                                   self.book.depth)
+        with self.store.write() as conn:
+            done = q.finish_game(conn, game, self.owner, outcome.result, outcome.winner, outcome.score, stats)
+            q.heartbeat(conn, self.owner, game_id=None, moves="")
+        if not done:
+            raise LeaseLost(f"game {game.id}: finished or taken by another player")
+        log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
+        return True
+
+    def _abandon(self, game: q.GameRow, reason: str) -> None:
+        log.error("game %d abandoned: %s", game.id, reason)
+        with self.store.write() as conn:
+            q.finish_game(conn, game, self.owner, "illegal", None, None, {}, status=ABANDONED)
+
+    def play(self, game: q.GameRow) -> bool:
+        """Play a claimed game to its end; True when this player finished it."""
+        self.player.new_game()
+        while True:
+            game, finished = self.advance(game)
+            if finished:
+                return True
+
+
+def start_games(store: Store, book: q.BookInfo, target: int, count: int = 1) -> list[int]:
+    """Create up to ``count`` self-play games, never more than the book's ``target`` in all."""
+    seeds = [int.from_bytes(os.urandom(8), "little") >> 1 for _ in range(count)]
+    with store.write() as conn:
+        return q.top_up_games(conn, book.id, target, seeds)

@@ -1,0 +1,308 @@
+"""The book commands: ``obook build``, ``seed``, ``export``, ``lookup``, ``verify``, ``books`` and
+``db upgrade``. Each is a thin layer over ``obook.book``; the store is ``--db`` or OBOOK_DATABASE_URL."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+
+def _db(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", default=None, metavar="URL",
+                        help="database URL or SQLite path (default: OBOOK_DATABASE_URL, else sqlite:///obook.db)")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("build", help="build an opening book by MBM/MVBM self-play with local processes")
+    p.add_argument("--book", default="default", help="book name (created when new)")
+    p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
+    p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
+    p.add_argument("--algorithm", choices=("mbm", "mvbm"), default=None, help="new book: mvbm")
+    p.add_argument("--threshold", type=float, default=None, help="book-move threshold (default 0.5 MBM, 0.1 MVBM)")
+    p.add_argument("--depth", type=int, default=None, help="moves of each game that count in the book (new: 20)")
+    p.add_argument("--search", default=None, help="search options of the mutation player (SearchConfig spec)")
+    p.add_argument("--superko", action="store_true", default=None, help="forbid positional superko")
+    p.add_argument("--games", type=int, default=20, help="finished games the book should have (target)")
+    p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
+    p.add_argument("--seconds-per-move", type=float, default=None, help="thinking time of a mutation (new: 1.0)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+    _db(p)
+    p.set_defaults(func=cmd_build)
+
+    p = subparsers.add_parser("seed", help="add SGF games to a book as seed individuals")
+    p.add_argument("--book", required=True)
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE.sgf", help="SGF files or directories of them")
+    _db(p)
+    p.set_defaults(func=cmd_seed)
+
+    p = subparsers.add_parser("export", help="write a book as one SGF game tree")
+    p.add_argument("--book", required=True)
+    p.add_argument("--sgf", required=True, type=Path, help="output file")
+    p.add_argument("--min-games", type=int, default=1, help="leave out moves with fewer games")
+    p.add_argument("--depth", type=int, default=None, help="moves from the root (default: the book's depth)")
+    _db(p)
+    p.set_defaults(func=cmd_export)
+
+    p = subparsers.add_parser("lookup", help="the book's moves in a position")
+    p.add_argument("--book", required=True)
+    p.add_argument("moves", nargs="?", default="", help='moves from the empty board, e.g. "E5 G5" or E5,G5')
+    p.add_argument("--min-games", type=int, default=1, help="the usage rule ignores moves with fewer games")
+    p.add_argument("--json", action="store_true")
+    _db(p)
+    p.set_defaults(func=cmd_lookup)
+
+    p = subparsers.add_parser("verify", help="recompute a book's statistics from its finished games and compare")
+    p.add_argument("--book", required=True)
+    p.add_argument("--repair", action="store_true", help="replace the statistics by the recomputed ones")
+    _db(p)
+    p.set_defaults(func=cmd_verify)
+
+    p = subparsers.add_parser("books", help="list the books of a store")
+    _db(p)
+    p.set_defaults(func=cmd_books)
+
+    p = subparsers.add_parser("db", help="database schema: upgrade or show the revision")
+    p.add_argument("action", choices=("upgrade", "current"))
+    _db(p)
+    p.set_defaults(func=cmd_db)
+
+
+def _store(args, create: bool = False):
+    from obook.book.library import open_book_store
+
+    return open_book_store(args.db, create=create)
+
+
+def _book(store, name):
+    from obook.store import queries as q
+
+    with store.read() as conn:
+        return q.get_book(conn, name)
+
+
+# ---- build -----------------------------------------------------------------------------------------
+
+
+def cmd_build(args) -> int:
+    import os
+
+    from obook.book.build import BuildPlan, build
+    from obook.book.library import BookSettings, ensure_book
+    from obook.errors import ObookError
+
+    if args.games < 1:
+        raise ObookError("--games must be at least 1")
+    workers = args.workers or os.cpu_count() or 1
+    if workers < 1:
+        raise ObookError("--workers must be at least 1")
+    given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
+                                "threshold": args.threshold, "depth": args.depth, "search": args.search,
+                                "superko": args.superko, "seconds_per_move": args.seconds_per_move}.items()
+             if v is not None}
+    wanted = BookSettings(**given)
+    store = _store(args, create=True)
+    book = ensure_book(store, args.book, wanted, explicit=set(given) - {"seconds_per_move"})
+    seconds = args.seconds_per_move
+    plan = BuildPlan(url=store.url, book=book.name, target=args.games, workers=workers, seconds=seconds)
+    err = sys.stderr
+    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {book.algorithm.upper()} "
+          f"threshold {book.threshold:g}, depth {book.depth}) in {store.name}", file=err)
+    print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
+          f"mutation move, target {args.games} finished games (Ctrl-C stops; run again to continue)", file=err)
+    started = time.time()
+    try:
+        if args.quiet:
+            final = build(plan)
+        else:
+            final = _build_with_display(plan, build)
+    except KeyboardInterrupt:
+        print("\ninterrupted: games in progress keep their moves; run the same command to continue", file=err)
+        return 130
+    minutes = (time.time() - started) / 60
+    print(f"done: {final.finished} finished games in book {book.name!r} ({minutes:.1f} min)")
+    print(f"  store:  {store.name}")
+    print(f"  query:  obook lookup --book {book.name} \"\"        (the book's moves on the empty board)")
+    print(f"  export: obook export --book {book.name} --sgf {book.name}.sgf")
+    print(f"  check:  obook verify --book {book.name}")
+    return 0
+
+
+def _build_with_display(plan, build) -> object:
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    console = Console(stderr=True)
+    progress = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                        TextColumn("{task.fields[rate]}"), console=console)
+    task = progress.add_task("games", total=plan.target, rate="")
+    state = {"table": Table()}
+
+    def render():
+        return Group(progress, state["table"])
+
+    with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
+        def on_status(s) -> None:
+            progress.update(task, completed=min(s.finished, plan.target),
+                            rate=f"{s.rate_per_hour:.0f} games/hour, {s.in_progress} in progress")
+            table = Table(show_header=bool(s.sequences), header_style="bold", box=None, padding=(0, 1))
+            table.add_column("worker")
+            table.add_column("game")
+            table.add_column("sequence being explored")
+            for worker, game_id, moves in sorted(s.sequences)[:8]:
+                words = moves.split()
+                shown = " ".join(words[:14]) + (f" … ({len(words)} moves)" if len(words) > 14 else "")
+                table.add_row(worker, str(game_id), shown or "(empty board)")
+            state["table"] = table
+            live.update(render())
+
+        return build(plan, on_status=on_status)
+
+
+# ---- seed, export, lookup, verify, books, db --------------------------------------------------------
+
+
+def _sgf_files(paths: list[Path]) -> list[Path]:
+    from obook.errors import ObookError
+
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(sorted(path.rglob("*.sgf")))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise ObookError(f"{path}: no such file or directory")
+    return files
+
+
+def cmd_seed(args) -> int:
+    from obook.book.sgfio import seed_book
+
+    files = _sgf_files(args.files)
+    store = _store(args)
+    book = _book(store, args.book)
+    report = seed_book(store, book, files)
+    for path, why in report.skipped:
+        print(f"skipped {path}: {why}", file=sys.stderr)
+    print(f"book {book.name!r}: {len(report.added)} seed games added, {len(report.duplicates)} already present, "
+          f"{len(report.skipped)} skipped")
+    return 0
+
+
+def cmd_export(args) -> int:
+    from obook.book.sgfio import export_book
+    from obook.errors import ObookError
+
+    store = _store(args)
+    book = _book(store, args.book)
+    data, nodes = export_book(store, book, min_games=args.min_games, depth=args.depth)
+    try:
+        args.sgf.write_bytes(data)
+    except OSError as exc:
+        raise ObookError(f"cannot write {args.sgf}: {exc.strerror or exc}") from None
+    print(f"wrote {args.sgf}: {nodes} book moves")
+    return 0
+
+
+def cmd_lookup(args) -> int:
+    from obook.book.library import lookup
+
+    store = _store(args)
+    book = _book(store, args.book)
+    found = lookup(store, book, args.moves, min_games=args.min_games)
+    if args.json:
+        print(json.dumps(lookup_json(found), indent=2))
+        return 0
+    moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
+    side = "Black" if found.position.to_move == 1 else "White"
+    print(f"book {book.name!r}, after {moves}: {side} to play")
+    if not found.in_book:
+        print("  out of book: the population has no game through this position")
+        return 0
+    print(f"  {'move':>5} {'games':>7} {'wins':>7} {'win rate':>9} {'share of wins':>14}")
+    for c in found.candidates:
+        marks = []
+        if found.usage is not None and c.point == found.usage.point:
+            marks.append("usage rule")
+        if found.coevolution is not None and c.point == found.coevolution.point:
+            marks.append(f"{book.algorithm.upper()} book move")
+        print(f"  {c.vertex:>5} {c.games:>7} {c.wins:>7} {100 * c.winrate:>8.1f}% {100 * c.share:>13.1f}%"
+              f"{'   <- ' + ', '.join(marks) if marks else ''}")
+    if found.usage is None:
+        print("  usage rule: no move has won a game here")
+    if found.coevolution is None:
+        print(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
+    return 0
+
+
+def lookup_json(found) -> dict:
+    def cand(c):
+        return {"move": c.vertex, "games": c.games, "wins": c.wins, "winrate": round(c.winrate, 6),
+                "share": round(c.share, 6)}
+
+    return {
+        "book": found.book.name,
+        "moves": [found.position.vertex(p) for _, p in found.position.moves],
+        "to_move": "B" if found.position.to_move == 1 else "W",
+        "in_book": found.in_book,
+        "candidates": [cand(c) for c in found.candidates],
+        "usage_move": found.usage.vertex if found.usage else None,
+        "book_move": found.coevolution.vertex if found.coevolution else None,
+    }
+
+
+def cmd_verify(args) -> int:
+    from obook.book.library import verify
+
+    store = _store(args)
+    book = _book(store, args.book)
+    result = verify(store, book, repair=args.repair)
+    print(f"book {book.name!r}: {result.games} finished games, {result.rows} statistics rows")
+    for game_id, why in result.bad_games[:20]:
+        print(f"  game {game_id} does not replay: {why}")
+    for key, move, value in result.missing[:20]:
+        print(f"  position {key:016x} move {move}: should be games/wins {value[0]}/{value[1]}")
+    for key, move, value in result.extra[:20]:
+        print(f"  position {key:016x} move {move}: stored {value[0]}/{value[1]} but no finished game has it")
+    if result.clean:
+        print("  statistics match the games")
+        return 0
+    print(f"  {len(result.missing)} wrong or missing rows, {len(result.extra)} extra rows, "
+          f"{len(result.bad_games)} bad games" + ("; repaired" if args.repair else ""))
+    return 1
+
+
+def cmd_books(args) -> int:
+    from obook.store import queries as q
+
+    store = _store(args)
+    with store.read() as conn:
+        books = q.list_books(conn)
+        counts = q.game_counts(conn)
+    if not books:
+        print(f"no books in {store.name}")
+    for b in books:
+        c = counts.get(b.id, {})
+        print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {b.depth}, "
+              f"{c.get('finished', 0)} finished, {c.get('in_progress', 0)} in progress")
+    return 0
+
+
+def cmd_db(args) -> int:
+    from obook.store.db import open_store
+    from obook.store.migrate import head_revision, upgrade
+
+    store = open_store(args.db, check=False)
+    if args.action == "upgrade":
+        before = store.revision()
+        upgrade(store.url)
+        print(f"{store.name}: schema {before or 'empty'} -> {store.revision()}")
+    else:
+        current = store.revision()
+        print(f"{store.name}: schema {current or 'empty'} (this obook needs {head_revision()})")
+    return 0

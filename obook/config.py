@@ -1,0 +1,27 @@
+"""Settings read from the environment (``OBOOK_*``), one object for every front end.
+
+The embedded default needs no servers: a SQLite file in the current directory and local processes.
+At scale the same variables point at PostgreSQL and Redis (see ``docker-compose.yml``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="OBOOK_", extra="ignore")
+
+    database_url: str = "sqlite:///obook.db"  # the store: a SQLite file or postgresql+psycopg://...
+    broker_url: str = "redis://127.0.0.1:6379/0"  # the Celery broker of the grid
+    admin_token: str = ""  # needed by any endpoint that changes data (none yet)
+    lease_seconds: float = 120.0  # how long a claimed game stays with its player without news
+    api_host: str = "127.0.0.1"
+    api_port: int = 8000
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    return Settings()

@@ -1,0 +1,193 @@
+"""Opening a store: one SQLAlchemy engine over SQLite (the embedded default) or PostgreSQL.
+
+SQLite runs in WAL mode so that readers (lookups, the dashboard) never wait for the builder, and
+every writing transaction starts with ``BEGIN IMMEDIATE``: SQLite's default deferred transaction
+upgrades its lock at the first write and fails with "database is locked" when two processes race,
+where an immediate one simply waits its turn (``busy_timeout``). PostgreSQL needs neither; its
+guarded ``UPDATE``s and row locks do the same work.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError
+
+from obook.errors import ObookError
+
+
+class StoreError(ObookError):
+    """The database cannot be opened or is not at the schema this obook needs."""
+
+
+def normalise_url(url: str) -> str:
+    """Accept a bare path for SQLite and plain ``postgresql://`` URLs (psycopg 3 is the driver)."""
+    if "://" not in url:
+        return f"sqlite:///{Path(url).expanduser()}"
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def describe_url(url: str) -> str:
+    """The URL without its password, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return url
+
+
+def as_utc(value: dt.datetime | None) -> dt.datetime | None:
+    """SQLite gives timestamps back without a zone; they were written in UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=dt.timezone.utc)
+
+
+def to_signed(key: int) -> int:
+    """A 64-bit key as SQL's signed BIGINT."""
+    return key - (1 << 64) if key >= 1 << 63 else key
+
+
+def to_unsigned(key: int) -> int:
+    return key + (1 << 64) if key < 0 else key
+
+
+class Store:
+    """A database holding books. ``read()`` and ``write()`` give a connection inside a transaction."""
+
+    def __init__(self, url: str, pool_size: int = 5):
+        self.url = normalise_url(url)
+        self.is_sqlite = self.url.startswith("sqlite")
+        try:
+            if self.is_sqlite:
+                self._check_sqlite_path()
+                self.engine = _sqlite_engine(self.url, immediate=False)
+                self.writer = _sqlite_engine(self.url, immediate=True)
+            else:
+                self.engine = create_engine(self.url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
+                self.writer = self.engine
+        except (ArgumentError, ImportError) as exc:
+            raise StoreError(f"cannot use database URL {describe_url(self.url)!r}: {exc}") from None
+
+    def _check_sqlite_path(self) -> None:
+        database = make_url(self.url).database
+        if database and database != ":memory:":
+            parent = Path(database).expanduser().resolve().parent
+            if not parent.is_dir():
+                raise StoreError(f"cannot create the SQLite database {database}: directory {parent} does not exist")
+
+    @property
+    def name(self) -> str:
+        return describe_url(self.url)
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self._connect(self.engine) as conn:
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self._connect(self.writer) as conn:
+            yield conn
+
+    @contextmanager
+    def _connect(self, engine: Engine) -> Iterator[Connection]:
+        try:
+            with engine.begin() as conn:
+                yield conn
+        except OperationalError as exc:
+            if _is_connection_error(exc):
+                raise StoreError(f"cannot reach the database {self.name}: {_first_line(exc)}") from None
+            raise
+
+    def table_names(self) -> set[str]:
+        try:
+            with self.engine.connect() as conn:
+                return set(inspect(conn).get_table_names())
+        except OperationalError as exc:
+            raise StoreError(f"cannot reach the database {self.name}: {_first_line(exc)}") from None
+
+    def revision(self) -> str | None:
+        """The Alembic revision the database is at (None: no schema yet)."""
+        if "alembic_version" not in self.table_names():
+            return None
+        with self.read() as conn:
+            return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+    def check_schema(self) -> None:
+        """Refuse a database at another schema than this obook's: reading or writing it could lose data."""
+        from obook.store.migrate import head_revision
+
+        head = head_revision()
+        current = self.revision()
+        if current is None:
+            raise StoreError(f"the database {self.name} has no obook schema: run `obook db upgrade`")
+        if current != head:
+            raise StoreError(
+                f"the database {self.name} is at schema revision {current}, this obook needs {head}: "
+                "run `obook db upgrade` (back it up first)"
+            )
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+        if self.writer is not self.engine:
+            self.writer.dispose()
+
+
+def _sqlite_engine(url: str, immediate: bool) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": 60})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+    return engine
+
+
+def _is_connection_error(exc: OperationalError) -> bool:
+    message = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()
+    return any(word in message for word in ("connection", "connect to server", "unable to open", "terminating"))
+
+
+def _first_line(exc: Exception) -> str:
+    message = str(getattr(exc, "orig", None) or exc).strip()
+    return message.splitlines()[0] if message else type(exc).__name__
+
+
+_STORES: dict[str, Store] = {}
+
+
+def open_store(url: str | None = None, check: bool = True) -> Store:
+    """The store at ``url`` (default ``OBOOK_DATABASE_URL``), one engine per URL and process."""
+    from obook.config import settings
+
+    url = normalise_url(url or settings().database_url)
+    store = _STORES.get(url)
+    if store is None:
+        store = _STORES[url] = Store(url)
+    if check:
+        store.check_schema()
+    return store
+
+
+def forget_stores() -> None:
+    """Drop every engine of this process (after a fork, or in tests)."""
+    for store in _STORES.values():
+        store.dispose()
+    _STORES.clear()

@@ -1,0 +1,119 @@
+"""The tables of the store. The population of games is the book; the statistics are a cache of it.
+
+- ``books``: one opening book: the rules it is played under, the coevolution algorithm and its
+  threshold, the mutation player's search settings, how deep statistics go, and the engine version
+  (rules and Zobrist keys) its keys were made with.
+- ``games``: the individuals. Moves so far as GTP vertices, status, result, where the game came
+  from, the seed of its randomness, and the lease: who is playing it, until when.
+- ``book_stats``: per (book, canonical position key, canonical move): games and wins of the player
+  who moved. A pure function of the finished games (``obook verify`` recomputes it).
+- ``workers``: heartbeats of whoever plays games (local processes or grid workers).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+IN_PROGRESS = "in_progress"
+FINISHED = "finished"
+ABANDONED = "abandoned"
+GAME_STATUSES = (IN_PROGRESS, FINISHED, ABANDONED)
+
+SELFPLAY = "selfplay"
+SEED = "seed"
+
+MBM = "mbm"
+MVBM = "mvbm"
+THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
+
+
+def utcnow() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Book(Base):
+    __tablename__ = "books"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    size: Mapped[int] = mapped_column(SmallInteger)
+    komi: Mapped[float] = mapped_column(Float)
+    rules: Mapped[str] = mapped_column(String(40), default="chinese")  # area scoring; "chinese-superko" forbids superko
+    algorithm: Mapped[str] = mapped_column(String(10))  # mbm or mvbm
+    threshold: Mapped[float] = mapped_column(Float)  # play the book move when its success rate exceeds this
+    search: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the mutation player
+    seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
+    depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves
+    engine_version: Mapped[str] = mapped_column(String(100))
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Game(Base):
+    __tablename__ = "games"
+    __table_args__ = (
+        Index("ix_games_book_status", "book_id", "status"),
+        Index("ix_games_book_finished", "book_id", "finished_at"),
+        UniqueConstraint("book_id", "fingerprint", name="uq_games_book_fingerprint"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"))
+    moves: Mapped[str] = mapped_column(Text, default="")  # "E5 G5 pass ..."
+    n_moves: Mapped[int] = mapped_column(Integer, default=0)
+    origins: Mapped[str] = mapped_column(Text, default="")  # per move: b book, m mutation (search), s seed
+    status: Mapped[str] = mapped_column(String(12), default=IN_PROGRESS)
+    result: Mapped[str | None] = mapped_column(String(20), nullable=True)  # "B+3.5", "W+R", "0"
+    winner: Mapped[str | None] = mapped_column(String(1), nullable=True)  # "B", "W" or None (jigo / unfinished)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)  # black's area score minus komi
+    source: Mapped[str] = mapped_column(String(10), default=SELFPLAY)
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)  # seeds: the moves' digest
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class BookStat(Base):
+    __tablename__ = "book_stats"
+
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"), primary_key=True)
+    position_key: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # canonical Zobrist key, signed
+    move: Mapped[int] = mapped_column(SmallInteger, primary_key=True)  # canonical point, -1 pass
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)  # won by the player who made the move
+
+
+class Worker(Base):
+    __tablename__ = "workers"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    host: Mapped[str] = mapped_column(String(200), default="")
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    kind: Mapped[str] = mapped_column(String(20), default="local")  # local (obook build) or celery
+    engine_version: Mapped[str] = mapped_column(String(100), default="")
+    book_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    game_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    moves: Mapped[str] = mapped_column(Text, default="")  # the sequence it is thinking about now
+    started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

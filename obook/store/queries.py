@@ -1,0 +1,367 @@
+"""The few queries the book needs, each a guarded statement so that a duplicate or late caller
+(a redelivered task, a worker that lost its lease, a second builder) changes nothing it should not.
+
+- a game is played by whoever holds its lease; claiming takes only a game whose lease is free or
+  expired, appending a move checks the owner and the number of moves already stored;
+- finishing flips ``in_progress`` to ``finished`` with a guarded ``UPDATE`` and adds the game's
+  statistics in the same transaction, so a game is counted once or not at all;
+- statistics are added with ``INSERT .. ON CONFLICT DO UPDATE`` in key order (no deadlocks between
+  two finishing games on PostgreSQL).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, and_, delete, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from obook.errors import ObookError
+from obook.store.db import Store, as_utc, to_signed
+from obook.store.models import (
+    FINISHED,
+    IN_PROGRESS,
+    SELFPLAY,
+    Book,
+    BookStat,
+    Game,
+    Worker,
+    utcnow,
+)
+
+BOOKS = Book.__table__
+GAMES = Game.__table__
+STATS = BookStat.__table__
+WORKERS = Worker.__table__
+
+
+class BookNotFound(ObookError):
+    """No book of that name in the store."""
+
+
+@dataclass(frozen=True)
+class BookInfo:
+    id: int
+    name: str
+    size: int
+    komi: float
+    rules: str
+    algorithm: str
+    threshold: float
+    search: str
+    seconds_per_move: float
+    depth: int
+    engine_version: str
+    created_at: dt.datetime
+
+    @property
+    def superko(self) -> bool:
+        return self.rules.endswith("superko")
+
+
+@dataclass(frozen=True)
+class GameRow:
+    id: int
+    book_id: int
+    moves: tuple[str, ...]
+    origins: str
+    status: str
+    result: str | None
+    winner: str | None
+    score: float | None
+    source: str
+    seed: int
+    lease_owner: str | None
+    lease_until: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    finished_at: dt.datetime | None
+
+    @property
+    def n_moves(self) -> int:
+        return len(self.moves)
+
+
+def _book(row) -> BookInfo:
+    m = row._mapping
+    return BookInfo(id=m["id"], name=m["name"], size=m["size"], komi=m["komi"], rules=m["rules"],
+                    algorithm=m["algorithm"], threshold=m["threshold"], search=m["search"],
+                    seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
+                    created_at=as_utc(m["created_at"]))
+
+
+def _game(row) -> GameRow:
+    m = row._mapping
+    return GameRow(id=m["id"], book_id=m["book_id"], moves=tuple(m["moves"].split()), origins=m["origins"],
+                   status=m["status"], result=m["result"], winner=m["winner"], score=m["score"], source=m["source"],
+                   seed=m["seed"], lease_owner=m["lease_owner"], lease_until=as_utc(m["lease_until"]),
+                   created_at=as_utc(m["created_at"]), updated_at=as_utc(m["updated_at"]),
+                   finished_at=as_utc(m["finished_at"]))
+
+
+# ---- books ---------------------------------------------------------------------------------------
+
+
+def create_book(conn: Connection, **fields) -> BookInfo:
+    fields.setdefault("created_at", utcnow())
+    book_id = conn.execute(BOOKS.insert().values(**fields)).inserted_primary_key[0]
+    return _book(conn.execute(select(BOOKS).where(BOOKS.c.id == book_id)).one())
+
+
+def find_book(conn: Connection, name: str) -> BookInfo | None:
+    row = conn.execute(select(BOOKS).where(BOOKS.c.name == name)).one_or_none()
+    return _book(row) if row is not None else None
+
+
+def get_book(conn: Connection, name: str) -> BookInfo:
+    book = find_book(conn, name)
+    if book is None:
+        names = [r[0] for r in conn.execute(select(BOOKS.c.name).order_by(BOOKS.c.name).limit(20))]
+        known = f" (books here: {', '.join(names)})" if names else " (the store has no books yet)"
+        raise BookNotFound(f"no book named {name!r}{known}")
+    return book
+
+
+def list_books(conn: Connection) -> list[BookInfo]:
+    return [_book(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name))]
+
+
+def game_counts(conn: Connection, book_id: int | None = None) -> dict[int, dict[str, int]]:
+    """{book id: {status: number of games}}."""
+    query = select(GAMES.c.book_id, GAMES.c.status, func.count()).group_by(GAMES.c.book_id, GAMES.c.status)
+    if book_id is not None:
+        query = query.where(GAMES.c.book_id == book_id)
+    counts: dict[int, dict[str, int]] = {}
+    for bid, status, n in conn.execute(query):
+        counts.setdefault(bid, {})[status] = n
+    return counts
+
+
+def lock_book(conn: Connection, book_id: int) -> None:
+    """Serialise the callers that create games for one book (PostgreSQL row lock; SQLite's
+    ``BEGIN IMMEDIATE`` already serialises every writer)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update())
+
+
+# ---- games ---------------------------------------------------------------------------------------
+
+
+def top_up_games(conn: Connection, book_id: int, target: int, seeds: list[int]) -> list[int]:
+    """Create self-play games until finished + in-progress games reach ``target``; returns the new
+    ids. Safe against concurrent callers: the count and the inserts happen under the book's lock."""
+    lock_book(conn, book_id)
+    counts = game_counts(conn, book_id).get(book_id, {})
+    missing = target - counts.get(FINISHED, 0) - counts.get(IN_PROGRESS, 0)
+    created = []
+    now = utcnow()
+    for seed in seeds[: max(missing, 0)]:
+        created.append(conn.execute(GAMES.insert().values(
+            book_id=book_id, moves="", n_moves=0, origins="", status=IN_PROGRESS, source=SELFPLAY,
+            seed=to_signed(seed), created_at=now, updated_at=now)).inserted_primary_key[0])
+    return created
+
+
+def get_game(conn: Connection, game_id: int) -> GameRow | None:
+    row = conn.execute(select(GAMES).where(GAMES.c.id == game_id)).one_or_none()
+    return _game(row) if row is not None else None
+
+
+def claim_game(conn: Connection, book_id: int, owner: str, lease_seconds: float,
+               game_id: int | None = None) -> GameRow | None:
+    """Take the lease of an in-progress game nobody holds (or whose lease expired), oldest first, or
+    of ``game_id`` when given. ``None`` when there is none to take."""
+    now = utcnow()
+    free = and_(GAMES.c.status == IN_PROGRESS,
+                or_(GAMES.c.lease_until.is_(None), GAMES.c.lease_until < now, GAMES.c.lease_owner == owner))
+    query = select(GAMES.c.id).where(GAMES.c.book_id == book_id, free).order_by(GAMES.c.id).limit(8)
+    if game_id is not None:
+        query = select(GAMES.c.id).where(GAMES.c.id == game_id, GAMES.c.book_id == book_id, free)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    for (candidate,) in conn.execute(query).all():
+        taken = conn.execute(update(GAMES).where(GAMES.c.id == candidate, free).values(
+            lease_owner=owner, lease_until=now + dt.timedelta(seconds=lease_seconds)))
+        if taken.rowcount == 1:
+            return get_game(conn, candidate)
+    return None
+
+
+def renew_lease(conn: Connection, game_id: int, owner: str, lease_seconds: float) -> bool:
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
+    ).values(lease_until=utcnow() + dt.timedelta(seconds=lease_seconds)))
+    return result.rowcount == 1
+
+
+def release_lease(conn: Connection, game_id: int, owner: str) -> None:
+    conn.execute(update(GAMES).where(GAMES.c.id == game_id, GAMES.c.lease_owner == owner).values(
+        lease_owner=None, lease_until=None))
+
+
+def held_leases(conn: Connection) -> list[tuple[int, str]]:
+    """(game id, owner) of every in-progress game someone holds."""
+    return [tuple(r) for r in conn.execute(select(GAMES.c.id, GAMES.c.lease_owner).where(
+        GAMES.c.status == IN_PROGRESS, GAMES.c.lease_owner.is_not(None)))]
+
+
+def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin: str,
+                lease_seconds: float) -> GameRow | None:
+    """Store one more move of ``game`` (as it was read) and renew the lease. ``None`` when the game
+    changed meanwhile (another player holds it, or the move is already stored): the caller stops."""
+    moves = game.moves + (vertex,)
+    now = utcnow()
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves,
+        GAMES.c.lease_owner == owner,
+    ).values(moves=" ".join(moves), n_moves=len(moves), origins=game.origins + origin, updated_at=now,
+             lease_until=now + dt.timedelta(seconds=lease_seconds)))
+    if result.rowcount != 1:
+        return None
+    return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": now})
+
+
+def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,
+                score: float | None, stats: dict[tuple[int, int], tuple[int, int]], status: str = FINISHED) -> bool:
+    """Close ``game`` (as read, with exactly its moves) and add its statistics, in the caller's
+    transaction. False, with nothing written, when the game was already closed or has changed."""
+    guard = [GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves]
+    if owner is not None:
+        guard.append(GAMES.c.lease_owner == owner)
+    now = utcnow()
+    done = conn.execute(update(GAMES).where(*guard).values(
+        status=status, result=result, winner=winner, score=score, finished_at=now, updated_at=now,
+        lease_owner=None, lease_until=None))
+    if done.rowcount != 1:
+        return False
+    if status == FINISHED:
+        add_stats(conn, game.book_id, stats)
+    return True
+
+
+def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origins: str, result: str,
+                         winner: str | None, score: float | None, source: str, fingerprint: str | None,
+                         stats: dict[tuple[int, int], tuple[int, int]]) -> int | None:
+    """A game that arrives finished (a seed): row and statistics together; ``None`` when a game with
+    the same fingerprint is already in the book."""
+    if fingerprint is not None:
+        exists = conn.execute(select(GAMES.c.id).where(GAMES.c.book_id == book_id,
+                                                       GAMES.c.fingerprint == fingerprint)).first()
+        if exists is not None:
+            return None
+    now = utcnow()
+    game_id = conn.execute(GAMES.insert().values(
+        book_id=book_id, moves=" ".join(moves), n_moves=len(moves), origins=origins, status=FINISHED, result=result,
+        winner=winner, score=score, source=source, seed=0, fingerprint=fingerprint, created_at=now, updated_at=now,
+        finished_at=now)).inserted_primary_key[0]
+    add_stats(conn, book_id, stats)
+    return game_id
+
+
+def list_games(conn: Connection, book_id: int, status: str | None = None, limit: int = 100, offset: int = 0,
+               newest_first: bool = True) -> list[GameRow]:
+    query = select(GAMES).where(GAMES.c.book_id == book_id)
+    if status is not None:
+        query = query.where(GAMES.c.status == status)
+    order = GAMES.c.updated_at.desc() if newest_first else GAMES.c.id
+    return [_game(r) for r in conn.execute(query.order_by(order, GAMES.c.id.desc()).limit(limit).offset(offset))]
+
+
+def finished_games(conn: Connection, book_id: int, batch: int = 2000):
+    """Every finished game of a book, in id order, fetched in batches (for verify and export)."""
+    last = 0
+    while True:
+        rows = conn.execute(select(GAMES.c.id, GAMES.c.moves, GAMES.c.winner).where(
+            GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.id > last,
+        ).order_by(GAMES.c.id).limit(batch)).all()
+        if not rows:
+            return
+        yield from rows
+        last = rows[-1][0]
+
+
+def finished_times(conn: Connection, book_id: int | None = None, since: dt.datetime | None = None) -> list[dt.datetime]:
+    query = select(GAMES.c.finished_at).where(GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY)
+    if book_id is not None:
+        query = query.where(GAMES.c.book_id == book_id)
+    if since is not None:
+        query = query.where(GAMES.c.finished_at >= since)
+    return [as_utc(t) for (t,) in conn.execute(query.order_by(GAMES.c.finished_at)) if t is not None]
+
+
+# ---- statistics ----------------------------------------------------------------------------------
+
+
+def _insert(conn: Connection):
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+
+
+def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
+    """Add (games, wins) to each (position key, move), in key order."""
+    if not stats:
+        return
+    rows = [{"book_id": book_id, "position_key": to_signed(key), "move": move, "games": g, "wins": w}
+            for (key, move), (g, w) in stats.items()]
+    rows.sort(key=lambda r: (r["position_key"], r["move"]))
+    insert = _insert(conn)(STATS)
+    statement = insert.on_conflict_do_update(
+        index_elements=[STATS.c.book_id, STATS.c.position_key, STATS.c.move],
+        set_={"games": STATS.c.games + insert.excluded.games, "wins": STATS.c.wins + insert.excluded.wins},
+    )
+    step = 500
+    for start in range(0, len(rows), step):
+        conn.execute(statement.values(rows[start:start + step]))
+
+
+def position_stats(conn: Connection, book_id: int, key: int) -> list[tuple[int, int, int]]:
+    """(canonical move, games, wins) of every move recorded in the canonical position ``key``."""
+    rows = conn.execute(select(STATS.c.move, STATS.c.games, STATS.c.wins).where(
+        STATS.c.book_id == book_id, STATS.c.position_key == to_signed(key)))
+    return [(m, g, w) for m, g, w in rows]
+
+
+def all_stats(conn: Connection, book_id: int) -> dict[tuple[int, int], tuple[int, int]]:
+    from obook.store.db import to_unsigned
+
+    rows = conn.execute(select(STATS.c.position_key, STATS.c.move, STATS.c.games, STATS.c.wins).where(
+        STATS.c.book_id == book_id))
+    return {(to_unsigned(k), m): (g, w) for k, m, g, w in rows}
+
+
+def replace_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
+    conn.execute(delete(STATS).where(STATS.c.book_id == book_id))
+    add_stats(conn, book_id, stats)
+
+
+def stats_count(conn: Connection, book_id: int) -> int:
+    return conn.execute(select(func.count()).select_from(STATS).where(STATS.c.book_id == book_id)).scalar_one()
+
+
+# ---- workers -------------------------------------------------------------------------------------
+
+
+def heartbeat(conn: Connection, worker_id: str, **fields) -> None:
+    """Record that ``worker_id`` is alive and what it plays (insert or update)."""
+    now = utcnow()
+    values = {"last_seen": now, **fields}
+    updated = conn.execute(update(WORKERS).where(WORKERS.c.id == worker_id).values(**values))
+    if updated.rowcount == 0:
+        insert = _insert(conn)(WORKERS).values(id=worker_id, started_at=now, **{
+            "host": "", "pid": 0, "kind": "local", "engine_version": "", "moves": "", **values})
+        conn.execute(insert.on_conflict_do_update(index_elements=[WORKERS.c.id], set_=values))
+
+
+def remove_worker(conn: Connection, worker_id: str) -> None:
+    conn.execute(delete(WORKERS).where(WORKERS.c.id == worker_id))
+
+
+def live_workers(conn: Connection, within_seconds: float = 60.0) -> list[dict]:
+    since = utcnow() - dt.timedelta(seconds=within_seconds)
+    rows = conn.execute(select(WORKERS).where(WORKERS.c.last_seen >= since).order_by(WORKERS.c.id))
+    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)} for r in rows]
+
+
+def open_store_book(store: Store, name: str) -> BookInfo:
+    with store.read() as conn:
+        return get_book(conn, name)
