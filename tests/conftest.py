@@ -98,3 +98,14 @@ def store(store_url):
     from obook.book.library import open_book_store
 
     return open_book_store(store_url)
+
+
+@pytest.fixture
+def postgres_url(postgres_database):
+    """The session's PostgreSQL database, emptied (no schema)."""
+    from obook.store.db import forget_stores
+
+    forget_stores()
+    _empty_postgres(postgres_database)
+    yield postgres_database
+    forget_stores()

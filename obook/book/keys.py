@@ -3,12 +3,18 @@
 A position is keyed by its canonical Zobrist key (the smallest key over the 8 symmetries, with the
 side to move and the ko point), so transpositions and symmetric positions share their statistics;
 a move is stored in that canonical orientation and translated back to the caller's on lookup.
+A position that is itself symmetric (the empty board, a mirrored opening) reaches its canonical key
+by several symmetries; its move is stored as the smallest of its images under all of them, so that
+C3 and G7 on the empty board are one move of the book.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from obook.errors import IllegalMoveError
 from obook.go.board import BLACK, PASS
+from obook.go.symmetry import N_SYMMETRIES, symmetric_keys, symmetry_maps
 from obook.go.zobrist import KEY_VERSION
 from obook.position import Position
 
@@ -20,6 +26,23 @@ Stats = dict[tuple[int, int], tuple[int, int]]  # (canonical key, canonical move
 
 class BookGameError(IllegalMoveError):
     """A stored or submitted game that the rules reject."""
+
+
+def canonical_view(position: Position) -> tuple[int, list[int]]:
+    """(canonical key, every symmetry that takes the position to it, smallest first)."""
+    keys = np.zeros(N_SYMMETRIES, dtype=np.uint64)
+    symmetric_keys(position.board, symmetry_maps(position.size), keys)
+    best = keys.min()
+    return int(best), [s for s in range(N_SYMMETRIES) if keys[s] == best]
+
+
+def canonical_move(position: Position, point: int, symmetries: list[int]) -> int:
+    """The book's name of ``point`` in ``position``: its smallest image under the symmetries that
+    take the position to its canonical orientation."""
+    if point == PASS:
+        return PASS
+    maps = symmetry_maps(position.size)
+    return int(min(maps[s, point] for s in symmetries))
 
 
 def replay(size: int, komi: float, superko: bool, moves: list[str] | tuple[str, ...]) -> Position:
@@ -41,13 +64,13 @@ def opening_statistics(size: int, komi: float, superko: bool, moves: list[str] |
     position = Position(size=size, komi=komi, superko=superko)
     stats: Stats = {}
     for number, vertex in enumerate(moves[:depth], start=1):
-        key, symmetry = position.canonical()
+        key, symmetries = canonical_view(position)
         mover = "B" if position.to_move == BLACK else "W"
         try:
             point = position.point(vertex)
+            move = canonical_move(position, point, symmetries)
             position.play(point)
         except IllegalMoveError as exc:
             raise BookGameError(f"move {number} ({vertex}): {exc}") from None
-        canonical_move = position.to_canonical(point, symmetry) if point != PASS else PASS
-        stats.setdefault((key, canonical_move), (1, 1 if winner == mover else 0))
+        stats.setdefault((key, move), (1, 1 if winner == mover else 0))
     return stats

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection
 
+from obook.book.keys import canonical_view
 from obook.go.board import PASS
 from obook.position import Position
 from obook.store.queries import BookInfo, position_stats
@@ -35,9 +36,9 @@ class Candidate:
 def book_candidates(conn: Connection, book: BookInfo, position: Position) -> list[Candidate]:
     """The legal moves the population has played in this position (or any symmetric or transposed
     copy of it), most played first."""
-    key, symmetry = position.canonical()
+    key, symmetries = canonical_view(position)
     rows = position_stats(conn, book.id, key)
-    return candidates_from_rows(position, symmetry, rows)
+    return candidates_from_rows(position, symmetries[0], rows)
 
 
 def candidates_from_rows(position: Position, symmetry: int, rows: list[tuple[int, int, int]]) -> list[Candidate]:

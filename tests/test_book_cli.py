@@ -1,0 +1,149 @@
+"""The book commands as a user runs them: build, interrupt and resume, two builders at once, seed,
+export, lookup, verify, and their errors."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from obook.book.library import open_book_store
+from obook.store import queries as q
+from obook.store.db import forget_stores
+
+BUILD = ["--size", "7", "--search", "playouts=48", "--seconds-per-move", "0", "--depth", "12"]
+
+
+def obook(*args, check=True, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run([sys.executable, "-m", "obook.cli", *args], capture_output=True, text=True, timeout=600,
+                            **kwargs)
+    if check and result.returncode != 0:
+        raise AssertionError(f"obook {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+    return result
+
+
+def counts(url: str, name: str) -> dict:
+    forget_stores()
+    store = open_book_store(url)
+    with store.read() as conn:
+        book = q.get_book(conn, name)
+        return q.game_counts(conn, book.id).get(book.id, {})
+
+
+def test_build_is_interrupted_and_continues(tmp_path):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    process = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "k", "--games", "30",
+                                "--workers", "2", "--quiet", *BUILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.time() + 300
+    while time.time() < deadline:  # wait until moves are being stored, then Ctrl-C
+        time.sleep(1)
+        try:
+            if counts(url, "k").get("finished"):
+                break
+        except Exception:  # noqa: BLE001 - the database may not exist yet
+            continue
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err
+    assert "run the same command to continue" in err
+    before = counts(url, "k")
+    assert 0 < before.get("finished", 0) < 30
+    obook("build", "--db", url, "--book", "k", "--games", "30", "--workers", "2", "--quiet", *BUILD)
+    after = counts(url, "k")
+    assert after == {"finished": 30}
+    result = obook("verify", "--db", url, "--book", "k")
+    assert "statistics match the games" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_two_builders_on_one_book(kind, tmp_path, request):
+    if kind == "sqlite":
+        url = f"sqlite:///{tmp_path / 'b.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+    args = ["build", "--db", url, "--book", "two", "--games", "8", "--workers", "1", "--quiet", *BUILD]
+    obook("db", "upgrade", "--db", url)
+    first = subprocess.Popen([sys.executable, "-m", "obook.cli", *args], stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen([sys.executable, "-m", "obook.cli", *args], stderr=subprocess.PIPE, text=True)
+    for p in (first, second):
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err
+    assert counts(url, "two") == {"finished": 8}
+    assert obook("verify", "--db", url, "--book", "two").returncode == 0
+
+
+def test_lookup_export_and_errors(tmp_path):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    obook("build", "--db", url, "--book", "x", "--games", "2", "--workers", "1", "--quiet", *BUILD)
+    found = json.loads(obook("lookup", "--db", url, "--book", "x", "", "--json").stdout)
+    assert found["in_book"] and found["to_move"] == "B"
+    assert sum(c["games"] for c in found["candidates"]) == 2
+    first = found["candidates"][0]["move"]
+    deeper = json.loads(obook("lookup", "--db", url, "--book", "x", first, "--json").stdout)
+    assert deeper["to_move"] == "W" and deeper["moves"] == [first]
+    text = obook("lookup", "--db", url, "--book", "x", "").stdout
+    assert "usage rule" in text
+    out = tmp_path / "x.sgf"
+    assert "book moves" in obook("export", "--db", url, "--book", "x", "--sgf", str(out)).stdout
+    assert out.read_bytes().startswith(b"(;")
+
+    for args, message in [
+        (("lookup", "--db", url, "--book", "x", "D4 D4"), "move 2 (D4)"),
+        (("lookup", "--db", url, "--book", "x", "Z1"), "invalid vertex"),
+        (("lookup", "--db", url, "--book", "nope", ""), "no book named 'nope'"),
+        (("export", "--db", url, "--book", "x", "--sgf", str(tmp_path / "no" / "x.sgf")), "cannot write"),
+        (("build", "--db", url, "--book", "x", "--size", "9", "--games", "3"), "exists with size=7"),
+        (("lookup", "--db", str(tmp_path / "no" / "b.db"), "--book", "x", ""), "does not exist"),
+    ]:
+        result = obook(*args, check=False)
+        assert result.returncode == 2, result
+        assert message in result.stderr and "Traceback" not in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_seed_checks_every_file_before_writing(tmp_path):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    obook("db", "upgrade", "--db", url)
+    obook("build", "--db", url, "--book", "s", "--size", "9", "--games", "1", "--workers", "1", "--quiet",
+          "--search", "playouts=32", "--seconds-per-move", "0")
+    good = tmp_path / "good.sgf"
+    good.write_text("(;GM[1]FF[4]SZ[9]KM[7]RE[W+2.5];B[ee];W[gc];B[cg])")
+    again = tmp_path / "again.sgf"
+    again.write_text("(;GM[1]FF[4]SZ[9]KM[7]RE[B+R];B[ee];W[gc];B[cg])")
+    unknown = tmp_path / "unknown.sgf"
+    unknown.write_text("(;GM[1]FF[4]SZ[9];B[ee])")
+    big = tmp_path / "big.sgf"
+    big.write_text("(;GM[1]FF[4]SZ[13]RE[B+R];B[gg])")
+    before = counts(url, "s")
+    result = obook("seed", "--db", url, "--book", "s", str(good), str(big), check=False)
+    assert result.returncode == 2 and "board size 13" in result.stderr
+    assert counts(url, "s") == before  # nothing written
+    result = obook("seed", "--db", url, "--book", "s", str(good), str(again), str(unknown))
+    assert "1 seed games added, 1 already present, 1 skipped" in result.stdout
+    assert "no result" in result.stderr
+    assert counts(url, "s")["finished"] == before["finished"] + 1
+    assert obook("verify", "--db", url, "--book", "s").returncode == 0
+
+
+def test_professional_games_seed_a_book(tmp_path, shared_dir):
+    games = sorted((shared_dir / "data" / "go9").rglob("*.sgf"))
+    assert len(games) >= 500
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    obook("db", "upgrade", "--db", url)
+    store = open_book_store(url)
+    from obook.book.library import BookSettings, ensure_book, lookup
+    from obook.book.sgfio import seed_book
+
+    book = ensure_book(store, "pro", BookSettings(size=9, komi=7.5, depth=20))
+    report = seed_book(store, book, games)
+    assert len(report.added) >= 500
+    assert all("board size" not in why for _, why in report.skipped)
+    root = lookup(store, book, "")
+    assert root.usage is not None and root.usage.vertex in ("E5", "C3", "D4", "E4", "F6")
+    assert root.games == len(report.added)
