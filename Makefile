@@ -20,9 +20,7 @@ gnugo:
 	fi
 
 run: $(VENV)/.installed
-	$(VENV)/bin/obook playout --size 9 --policy atari50 --seed 1
-	$(VENV)/bin/obook bench playouts --size 9 --policy light --seconds 3
-	$(VENV)/bin/obook bench playouts --size 9 --policy atari50 --seconds 3
+	$(VENV)/bin/obook build --book demo --games 12 --workers 2 --seconds-per-move 0.1
 
 test: $(VENV)/.installed gnugo
 	$(PY) -m pytest -q

@@ -27,6 +27,16 @@ def obook(*args, check=True, **kwargs) -> subprocess.CompletedProcess:
     return result
 
 
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    """The command in this process (fast: no new interpreter, no numba load)."""
+    from obook.cli import main
+
+    forget_stores()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def counts(url: str, name: str) -> dict:
     forget_stores()
     store = open_book_store(url)
@@ -78,19 +88,18 @@ def test_two_builders_on_one_book(kind, tmp_path, request):
     assert obook("verify", "--db", url, "--book", "two").returncode == 0
 
 
-def test_lookup_export_and_errors(tmp_path):
+def test_lookup_export_and_errors(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'b.db'}"
     obook("build", "--db", url, "--book", "x", "--games", "2", "--workers", "1", "--quiet", *BUILD)
-    found = json.loads(obook("lookup", "--db", url, "--book", "x", "", "--json").stdout)
+    found = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", "", "--json")[1])
     assert found["in_book"] and found["to_move"] == "B"
     assert sum(c["games"] for c in found["candidates"]) == 2
     first = found["candidates"][0]["move"]
-    deeper = json.loads(obook("lookup", "--db", url, "--book", "x", first, "--json").stdout)
+    deeper = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", first, "--json")[1])
     assert deeper["to_move"] == "W" and deeper["moves"] == [first]
-    text = obook("lookup", "--db", url, "--book", "x", "").stdout
-    assert "usage rule" in text
+    assert "usage rule" in run_cli(capsys, "lookup", "--db", url, "--book", "x", "")[1]
     out = tmp_path / "x.sgf"
-    assert "book moves" in obook("export", "--db", url, "--book", "x", "--sgf", str(out)).stdout
+    assert "book moves" in run_cli(capsys, "export", "--db", url, "--book", "x", "--sgf", str(out))[1]
     assert out.read_bytes().startswith(b"(;")
 
     for args, message in [
@@ -101,15 +110,13 @@ def test_lookup_export_and_errors(tmp_path):
         (("build", "--db", url, "--book", "x", "--size", "9", "--games", "3"), "exists with size=7"),
         (("lookup", "--db", str(tmp_path / "no" / "b.db"), "--book", "x", ""), "does not exist"),
     ]:
-        result = obook(*args, check=False)
-        assert result.returncode == 2, result
-        assert message in result.stderr and "Traceback" not in result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1
+        code, _, err = run_cli(capsys, *args)
+        assert code == 2, err
+        assert message in err and len(err.strip().splitlines()) == 1
 
 
-def test_seed_checks_every_file_before_writing(tmp_path):
+def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'b.db'}"
-    obook("db", "upgrade", "--db", url)
     obook("build", "--db", url, "--book", "s", "--size", "9", "--games", "1", "--workers", "1", "--quiet",
           "--search", "playouts=32", "--seconds-per-move", "0")
     good = tmp_path / "good.sgf"
@@ -121,14 +128,19 @@ def test_seed_checks_every_file_before_writing(tmp_path):
     big = tmp_path / "big.sgf"
     big.write_text("(;GM[1]FF[4]SZ[13]RE[B+R];B[gg])")
     before = counts(url, "s")
-    result = obook("seed", "--db", url, "--book", "s", str(good), str(big), check=False)
-    assert result.returncode == 2 and "board size 13" in result.stderr
+    code, _, err = run_cli(capsys, "seed", "--db", url, "--book", "s", str(good), str(big))
+    assert code == 2 and "board size 13" in err
     assert counts(url, "s") == before  # nothing written
-    result = obook("seed", "--db", url, "--book", "s", str(good), str(again), str(unknown))
-    assert "1 seed games added, 1 already present, 1 skipped" in result.stdout
-    assert "no result" in result.stderr
+    code, out, err = run_cli(capsys, "seed", "--db", url, "--book", "s", str(good), str(again), str(unknown))
+    assert code == 0 and "1 seed games added, 1 already present, 1 skipped" in out
+    assert "no result" in err
     assert counts(url, "s")["finished"] == before["finished"] + 1
-    assert obook("verify", "--db", url, "--book", "s").returncode == 0
+    code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
+    assert code == 0 and "statistics match" in out
+    with open_book_store(url).write() as conn:
+        conn.execute(q.update(q.STATS).values(games=q.STATS.c.games + 1))
+    code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
+    assert code == 1 and "should be games/wins" in out
 
 
 def test_professional_games_seed_a_book(tmp_path, shared_dir):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sqlalchemy.exc import IntegrityError
+
 from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, opening_statistics, replay
 from obook.book.rules import Candidate, book_candidates, coevolution_move, usage_move
 from obook.errors import ObookError
@@ -64,16 +66,20 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
     comparable under one set of rules and one mutation player."""
     if not name or len(name) > 100 or any(c.isspace() for c in name):
         raise ObookError(f"book name {name!r}: use 1 to 100 characters without spaces")
-    with store.write() as conn:
-        book = q.find_book(conn, name)
-        if book is None:
-            if wanted is None:
-                raise q.BookNotFound(f"no book named {name!r}")
-            s = wanted.validated()
-            return q.create_book(conn, name=name, size=s.size, komi=s.komi,
-                                 rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
-                                 threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
-                                 depth=s.depth, engine_version=ENGINE_VERSION)
+    try:
+        with store.write() as conn:
+            book = q.find_book(conn, name)
+            if book is None:
+                if wanted is None:
+                    raise q.BookNotFound(f"no book named {name!r}")
+                s = wanted.validated()
+                return q.create_book(conn, name=name, size=s.size, komi=s.komi,
+                                     rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
+                                     threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
+                                     depth=s.depth, engine_version=ENGINE_VERSION)
+    except IntegrityError:  # another builder created it a moment ago: use theirs
+        with store.read() as conn:
+            book = q.get_book(conn, name)
     if wanted is not None:
         s = wanted.validated()
         have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,

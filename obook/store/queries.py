@@ -297,6 +297,23 @@ def _insert(conn: Connection):
     return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
 
 
+_UPSERTS: dict[str, object] = {}
+
+
+def _stats_upsert(conn: Connection):
+    """``INSERT .. ON CONFLICT DO UPDATE`` adding games and wins, built once per dialect so that
+    SQLAlchemy compiles it once (a multi-row VALUES statement would be compiled at every call)."""
+    name = conn.dialect.name
+    statement = _UPSERTS.get(name)
+    if statement is None:
+        insert = _insert(conn)(STATS)
+        statement = _UPSERTS[name] = insert.on_conflict_do_update(
+            index_elements=[STATS.c.book_id, STATS.c.position_key, STATS.c.move],
+            set_={"games": STATS.c.games + insert.excluded.games, "wins": STATS.c.wins + insert.excluded.wins},
+        )
+    return statement
+
+
 def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
     """Add (games, wins) to each (position key, move), in key order."""
     if not stats:
@@ -304,14 +321,7 @@ def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple
     rows = [{"book_id": book_id, "position_key": to_signed(key), "move": move, "games": g, "wins": w}
             for (key, move), (g, w) in stats.items()]
     rows.sort(key=lambda r: (r["position_key"], r["move"]))
-    insert = _insert(conn)(STATS)
-    statement = insert.on_conflict_do_update(
-        index_elements=[STATS.c.book_id, STATS.c.position_key, STATS.c.move],
-        set_={"games": STATS.c.games + insert.excluded.games, "wins": STATS.c.wins + insert.excluded.wins},
-    )
-    step = 500
-    for start in range(0, len(rows), step):
-        conn.execute(statement.values(rows[start:start + step]))
+    conn.execute(_stats_upsert(conn), rows)
 
 
 def position_stats(conn: Connection, book_id: int, key: int) -> list[tuple[int, int, int]]:
