@@ -68,10 +68,28 @@ def parse_engine(text: str, seconds: float | None = None) -> EngineSpec:
         return _command_engine(raw, raw)
     else:
         spec = raw
+    spec, book_args = _book_options(spec)
     overrides = {"seconds": seconds} if seconds else {}
     config = SearchConfig.from_spec(spec, **overrides)
-    argv = [sys.executable, "-m", "obook.cli", "gtp", "--config", config.to_spec()]
+    argv = [sys.executable, "-m", "obook.cli", "gtp", "--config", config.to_spec(), *book_args]
     return EngineSpec(label=raw, argv=argv, config=config)
+
+
+BOOK_OPTIONS = {"book": "--book", "book_db": "--book-db", "book_min_games": "--book-min-games"}
+
+
+def _book_options(spec: str) -> tuple[str, list[str]]:
+    """Take ``book=NAME``, ``book_db=URL`` and ``book_min_games=N`` out of an obook spec: they are
+    options of ``obook gtp`` (play from a book), not of the search."""
+    kept, extra = [], []
+    for item in spec.replace(";", ",").split(","):
+        key, sep, value = item.strip().partition("=")
+        flag = BOOK_OPTIONS.get(key.strip().replace("-", "_"))
+        if sep and flag:
+            extra += [flag, value.strip()]
+        elif item.strip():
+            kept.append(item.strip())
+    return ",".join(kept), extra
 
 
 def _command_engine(label: str, command: str) -> EngineSpec:

@@ -19,6 +19,11 @@ def register(subparsers) -> None:
     parser.add_argument("--superko", action="store_true", help="forbid positional superko (simple ko is always forbidden)")
     parser.add_argument("--ownership-playouts", type=int, default=1000,
                         help="playouts behind final_score and final_status_list")
+    parser.add_argument("--book", default=None, metavar="NAME",
+                        help="play the book's usage-rule move while the position is in this book")
+    parser.add_argument("--book-db", default=None, metavar="URL", help="the book's store (default OBOOK_DATABASE_URL)")
+    parser.add_argument("--book-min-games", type=int, default=1,
+                        help="leave the book when its move has fewer games than this")
     parser.set_defaults(func=run)
 
 
@@ -31,8 +36,16 @@ def run(args: argparse.Namespace) -> int:
         raise ObookError(f"--size {args.size} is outside {MIN_SIZE}..{MAX_BOARD_SIZE}")
     if args.ownership_playouts < 1:
         raise ObookError("--ownership-playouts must be at least 1")
+    player = None
+    if args.book:
+        from obook.book.player import BookPlayer
+        from obook.search.config import SearchConfig
+        from obook.search.player import make_player
+
+        player = BookPlayer(make_player(SearchConfig.from_spec(args.config)), args.book_db, args.book,
+                            min_games=args.book_min_games)
     engine = GTPEngine(args.config, size=args.size, komi=args.komi, superko=args.superko,
-                       ownership_playouts=args.ownership_playouts)
+                       ownership_playouts=args.ownership_playouts, player=player)
     sys.stdout.reconfigure(encoding="utf-8", errors="replace", newline="\n")
     engine.run(input_lines(sys.stdin.fileno()), sys.stdout)
     return 0
