@@ -35,7 +35,8 @@ def _source_digest() -> str:
 def _holds_compiled_code(path: Path, text: bytes) -> bool:
     """Modules with jitted functions, and the Zobrist tables they bake in; editing a front end
     (GTP, CLI, the book) must not throw away minutes of compiled engine."""
-    return path.name == "zobrist.py" or b"obook.jit import" in text or b"numba" in text
+    return (path.name == "zobrist.py" or b"obook.jit import" in text or b"from numba" in text
+            or b"import numba" in text)
 
 
 def _cache_dir() -> Path:

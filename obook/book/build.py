@@ -125,7 +125,7 @@ class BuildStatus:
 def status(store: Store, book: q.BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
     with store.read() as conn:
         counts = q.game_counts(conn, book.id).get(book.id, {})
-        workers = [w for w in q.live_workers(conn, within_seconds=3600) if w["book_id"] == book.id and w["game_id"]]
+        workers = [w for w in q.live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
     finished = counts.get(FINISHED, 0)
     elapsed = max(time.time() - started, 1e-9)
     rate = (finished - finished_at_start) * 3600.0 / elapsed
@@ -135,7 +135,7 @@ def status(store: Store, book: q.BookInfo, target: int, started: float, finished
 
 
 def warm_up(book: q.BookInfo) -> None:
-    """Compile (or load from numba's cache) the search and the scoring once, in this process,
+    """Compile (or load from the cache) the search and the scoring once, in this process,
     before the workers start: K processes compiling the same code at once would take K times
     the CPU of the first run."""
     from obook.book.selfplay import mutation_config
