@@ -55,6 +55,12 @@ def cmd_learning(args) -> None:
     book = ensure_book(store, args.book, BookSettings(size=args.size, komi=args.komi, algorithm=args.algorithm,
                                                      search=f"playouts={args.playouts}", seconds_per_move=0,
                                                      depth=args.depth))
+    if args.seed_sgf:
+        from obook.book.sgfio import seed_book
+
+        report = seed_book(store, book, sorted(Path(args.seed_sgf).rglob("*.sgf")))
+        print(json.dumps({"seeded": len(report.added), "already": len(report.duplicates),
+                          "skipped": len(report.skipped)}), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     curve = []
@@ -187,6 +193,7 @@ def main() -> None:
     p.add_argument("--playouts", type=int, default=300)
     p.add_argument("--checkpoints", default="100,200,400")
     p.add_argument("--games-per-checkpoint", type=int, default=100)
+    p.add_argument("--seed-sgf", default=None, help="a folder of SGF games to seed the book with first")
     p.set_defaults(func=cmd_learning)
     p = sub.choices["compare"]
     p.add_argument("--books", required=True)

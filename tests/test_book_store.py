@@ -84,6 +84,7 @@ def test_lookup_merges_symmetries_and_translates_back(store):
 
 def test_claims_are_exclusive_and_leases_expire(store):
     book = new_book(store)
+    add_game(store, book, ["D4", "C3"], "B")  # a seed game does not count toward the self-play target
     with store.write() as conn:
         ids = q.top_up_games(conn, book.id, 2, [11, 12, 13])
     assert len(ids) == 2

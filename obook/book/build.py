@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from obook.store import queries as q
 from obook.store.db import Store, forget_stores
-from obook.store.models import FINISHED, IN_PROGRESS
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class Stop(BaseException):
 class BuildPlan:
     url: str
     book: str
-    target: int  # finished games the book should have
+    target: int  # finished self-play games the book should have (seed games not counted)
     workers: int = 2
     seconds: float | None = None  # seconds per move (default: the book's)
     lease_seconds: float | None = None
@@ -63,7 +63,7 @@ def run_worker(plan: BuildPlan, index: int) -> int:
                 if start_games(store, book, plan.target):
                     continue
                 with store.read() as conn:
-                    counts = q.game_counts(conn, book.id).get(book.id, {})
+                    counts = q.game_counts(conn, book.id, SELFPLAY).get(book.id, {})
                 if counts.get(FINISHED, 0) >= plan.target and not counts.get(IN_PROGRESS, 0):
                     return finished
                 time.sleep(0.5)  # games in progress elsewhere; one may come back if its player dies
@@ -124,7 +124,7 @@ class BuildStatus:
 
 def status(store: Store, book: q.BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
     with store.read() as conn:
-        counts = q.game_counts(conn, book.id).get(book.id, {})
+        counts = q.game_counts(conn, book.id, SELFPLAY).get(book.id, {})
         workers = [w for w in q.live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
     finished = counts.get(FINISHED, 0)
     elapsed = max(time.time() - started, 1e-9)

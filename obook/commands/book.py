@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     p.add_argument("--depth", type=int, default=None, help="moves of each game that count in the book (new: 20)")
     p.add_argument("--search", default=None, help="search options of the mutation player (SearchConfig spec)")
     p.add_argument("--superko", action="store_true", default=None, help="forbid positional superko")
-    p.add_argument("--games", type=int, default=20, help="finished games the book should have (target)")
+    p.add_argument("--games", type=int, default=20, help="finished self-play games the book should have (seed games not counted)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
     p.add_argument("--seconds-per-move", type=float, default=None, help="thinking time of a mutation (new: 1.0)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
@@ -126,7 +126,7 @@ def cmd_build(args) -> int:
         print("\ninterrupted: games in progress keep their moves; run the same command to continue", file=err)
         return 130
     minutes = (time.time() - started) / 60
-    print(f"done: {final.finished} finished games in book {book.name!r} ({minutes:.1f} min)")
+    print(f"done: {final.finished} finished self-play games in book {book.name!r} ({minutes:.1f} min)")
     print(f"  store:  {store.name}")
     print(f"  query:  obook lookup --book {book.name} \"\"        (the book's moves on the empty board)")
     print(f"  export: obook export --book {book.name} --sgf {book.name}.sgf")

@@ -127,11 +127,13 @@ def list_books(conn: Connection) -> list[BookInfo]:
     return [_book(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name))]
 
 
-def game_counts(conn: Connection, book_id: int | None = None) -> dict[int, dict[str, int]]:
-    """{book id: {status: number of games}}."""
+def game_counts(conn: Connection, book_id: int | None = None, source: str | None = None) -> dict[int, dict[str, int]]:
+    """{book id: {status: number of games}}, of one source (self-play, seed) or all."""
     query = select(GAMES.c.book_id, GAMES.c.status, func.count()).group_by(GAMES.c.book_id, GAMES.c.status)
     if book_id is not None:
         query = query.where(GAMES.c.book_id == book_id)
+    if source is not None:
+        query = query.where(GAMES.c.source == source)
     counts: dict[int, dict[str, int]] = {}
     for bid, status, n in conn.execute(query):
         counts.setdefault(bid, {})[status] = n
@@ -149,10 +151,11 @@ def lock_book(conn: Connection, book_id: int) -> None:
 
 
 def top_up_games(conn: Connection, book_id: int, target: int, seeds: list[int]) -> list[int]:
-    """Create self-play games until finished + in-progress games reach ``target``; returns the new
-    ids. Safe against concurrent callers: the count and the inserts happen under the book's lock."""
+    """Create self-play games until finished + in-progress self-play games reach ``target`` (seed
+    games do not count); returns the new ids. Safe against concurrent callers: the count and the
+    inserts happen under the book's lock."""
     lock_book(conn, book_id)
-    counts = game_counts(conn, book_id).get(book_id, {})
+    counts = game_counts(conn, book_id, SELFPLAY).get(book_id, {})
     missing = target - counts.get(FINISHED, 0) - counts.get(IN_PROGRESS, 0)
     created = []
     now = utcnow()
