@@ -1,0 +1,29 @@
+"""Progress: what the grid is doing now, for the dashboard and for people with curl."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from api.deps import Admin, Limit, Offset, Service
+from api.schemas import CacheCleared, ProgressOut
+
+router = APIRouter(tags=["progress"])
+
+
+@router.get("/v1/progress", response_model=ProgressOut)
+async def progress(service: Service, limit: Limit = 20, offset: Offset = 0,
+                   games_limit: Annotated[int, Query(ge=0, le=50, description="in-flight games per book")] = 12,
+                   workers_limit: Annotated[int, Query(ge=0, le=200, description="live workers listed")] = 50,
+                   ) -> ProgressOut:
+    """Totals, games per hour over the last hour, the games being played now with their moves and
+    boards, the book's growth, and the live workers with what each is playing, for every book."""
+    return await service.run(service.progress, limit, offset, games_limit, workers_limit)
+
+
+@router.post("/v1/admin/cache/clear", response_model=CacheCleared, dependencies=[Admin], tags=["admin"])
+async def clear_cache(service: Service) -> CacheCleared:
+    """Forget the cached lookup answers (after repairing a book's statistics). Needs the admin token."""
+    cleared = service.clear()
+    return CacheCleared(cleared=cleared)
