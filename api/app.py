@@ -11,6 +11,7 @@ import logging
 from pathlib import Path
 
 from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -59,15 +60,30 @@ def _add_error_answers(app: FastAPI) -> None:
     async def bad_input(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
+    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": validation_message(exc)}, status_code=422)
+
     async def unavailable(_request: Request, exc: Exception) -> JSONResponse:
         log.warning("database unavailable: %s", exc)
         return JSONResponse({"detail": str(exc)}, status_code=503)
 
+    app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(BookNotFound, not_found)
     app.add_exception_handler(GameNotFound, not_found)
     app.add_exception_handler(OutOfBook, out_of_book)
     app.add_exception_handler(StoreError, unavailable)
     app.add_exception_handler(ObookError, bad_input)
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """FastAPI's list of problems as one sentence, so that every error answer has a string ``detail``:
+    "query parameter limit: Input should be less than or equal to 200"."""
+    problems = []
+    for error in exc.errors():
+        where, *names = error.get("loc", ()) or ("request",)
+        label = {"query": "query parameter", "path": "path parameter", "header": "header"}.get(where, where)
+        problems.append(f"{label} {'.'.join(str(n) for n in names)}: {error.get('msg', 'invalid')}".replace("  ", " "))
+    return "; ".join(problems) or "invalid request"
 
 
 def _add_pages(app: FastAPI) -> None:

@@ -14,7 +14,9 @@ from api.service import BookService
 MAX_LIMIT = 200
 MAX_OFFSET = 1_000_000_000
 MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
-BOOK_NAME = r"^[^\s\x00-\x1f\x7f]{1,100}$"  # what `obook build --book` accepts, without control characters
+# What `obook build --book` accepts (no whitespace in Python's sense), without control characters. Spelled
+# out rather than \s, which means other characters in Python and in the schema's (ECMAScript) regexes.
+BOOK_NAME = r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{1,100}$"
 
 
 def get_service(request: Request) -> BookService:

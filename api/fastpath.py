@@ -42,7 +42,7 @@ class CachedLookups:
         await self.app(scope, receive, send)
 
     def cached(self, book: str, query_string: bytes) -> bytes | None:
-        if not BOOK.match(book):
+        if not BOOK.fullmatch(book):
             return None
         params = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
         names = [name for name, _ in params]

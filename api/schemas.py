@@ -15,9 +15,13 @@ class ErrorOut(BaseModel):
     detail: str = Field(description="what is wrong, naming the bad value")
 
 
+BAD_INPUT = {422: {"model": ErrorOut, "description": "a parameter the service cannot use, named with the reason"}}
+UNAVAILABLE = {503: {"model": ErrorOut, "description": "the database cannot be reached or is at another schema"}}
+
+
 class OutOfBookOut(BaseModel):
     detail: str
-    out_of_book: bool = Field(description="true: the book has no move here (the book itself exists)")
+    out_of_book: bool = Field(False, description="true: the book exists but has no move here; absent: no such book")
 
 
 class Stone(BaseModel):

@@ -160,7 +160,7 @@ class BookService:
     --repair``) keeps its count: ``POST /v1/admin/cache/clear`` or ``cache_seconds`` cover that.
     """
 
-    def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 60.0, cache_size: int = 20000,
+    def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
                  fresh_seconds: float = 1.0):
         self.store = store
         self.threads = max(threads, 1)

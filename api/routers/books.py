@@ -7,12 +7,13 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from api.deps import BookName, Limit, MinGames, Moves, Offset, Service
-from api.schemas import BookList, ErrorOut, GameList, LookupOut, MoveOut, OutOfBookOut
+from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut, OutOfBookOut
 
-router = APIRouter(prefix="/v1/books", tags=["books"])
+router = APIRouter(prefix="/v1/books", tags=["books"], responses={**BAD_INPUT, **UNAVAILABLE})
 
 NOT_FOUND = {404: {"model": ErrorOut, "description": "no book of that name"}}
-BAD_MOVES = {422: {"description": "a malformed or illegal move, named with the reason"}}
+BAD_MOVES = {422: {"model": ErrorOut, "description": "a malformed or illegal move (named, with the reason) or "
+                                                     "another parameter the service cannot use"}}
 
 
 @router.get("", response_model=BookList)

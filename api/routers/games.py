@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from api.deps import GameId, Service
-from api.schemas import ErrorOut, GameOut
+from api.schemas import BAD_INPUT, UNAVAILABLE, ErrorOut, GameOut
 
-router = APIRouter(prefix="/v1/games", tags=["games"])
+router = APIRouter(prefix="/v1/games", tags=["games"], responses={**BAD_INPUT, **UNAVAILABLE})
 
 NOT_FOUND = {404: {"model": ErrorOut, "description": "no game with that id"}}
 

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from api.deps import Admin, Limit, Offset, Service
-from api.schemas import CacheCleared, ProgressOut
+from api.schemas import BAD_INPUT, UNAVAILABLE, ErrorOut, CacheCleared, ProgressOut
 
-router = APIRouter(tags=["progress"])
+router = APIRouter(tags=["progress"], responses={**BAD_INPUT, **UNAVAILABLE})
 
 
 @router.get("/v1/progress", response_model=ProgressOut)
@@ -22,7 +22,9 @@ async def progress(service: Service, limit: Limit = 20, offset: Offset = 0,
     return await service.run(service.progress, limit, offset, games_limit, workers_limit)
 
 
-@router.post("/v1/admin/cache/clear", response_model=CacheCleared, dependencies=[Admin], tags=["admin"])
+@router.post("/v1/admin/cache/clear", response_model=CacheCleared, dependencies=[Admin], tags=["admin"], responses={
+    401: {"model": ErrorOut, "description": "missing or wrong admin token"},
+    403: {"model": ErrorOut, "description": "the server has no admin token: admin endpoints are closed"}})
 async def clear_cache(service: Service) -> CacheCleared:
     """Forget the cached lookup answers (after repairing a book's statistics). Needs the admin token."""
     cleared = service.clear()
