@@ -24,6 +24,8 @@ run: $(VENV)/.installed
 	$(VENV)/bin/obook bench playouts --size 9 --policy light --seconds 3
 	$(VENV)/bin/obook bench playouts --size 9 --policy atari50 --seconds 3
 
+# The dashboard's browser test needs /usr/bin/chromium (apt-get install chromium; .ci/run installs it):
+# without it the test is skipped, or fails under OBOOK_REQUIRE_SERVICES=1.
 test: $(VENV)/.installed gnugo
 	$(PY) -m pytest -q
 
