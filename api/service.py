@@ -11,6 +11,8 @@ as a fresh one; ``POST /v1/admin/cache/clear`` drops them at once (after ``obook
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import logging
 import math
 import threading
@@ -142,9 +144,11 @@ class BookVersion:
     """When the answers about a book were last known fresh: ``generation`` changes whenever the
     book's number of finished games does (every finished game adds statistics)."""
 
+    book_id: int
     finished: int = -1
     generation: int = 0
     checked: float = -math.inf
+    refreshing: bool = False  # a check is on its way (started by a cache hit)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -154,9 +158,10 @@ class BookService:
     question shares them) and ``positions`` (replays, kept without expiry).
 
     Answers and statistics are tagged with the book's generation, which changes when the number of
-    finished games of the book changes (checked at most every ``fresh_seconds``, by one indexed
-    count): an answer is never older than that, and a book nobody is building is answered from
-    memory for as long as the answer's ``cache_seconds`` allow. A repaired book (``obook verify
+    finished games of the book changes (checked about every ``fresh_seconds``, by one indexed count,
+    in the background while cached answers keep being served, and in the request itself once the
+    last check is twice as old): an answer is at most about two ``fresh_seconds`` behind the
+    book, and a book nobody is building is answered from memory for as long as ``cache_seconds``. A repaired book (``obook verify
     --repair``) keeps its count: ``POST /v1/admin/cache/clear`` or ``cache_seconds`` cover that.
     """
 
@@ -170,6 +175,7 @@ class BookService:
         self.positions = TtlCache(cache_size, math.inf)
         self.books = TtlCache(256, min(cache_seconds, 5.0))
         self.versions: dict[str, BookVersion] = {}
+        self._generations = itertools.count(1)  # unique across books and their re-creations
         self.reader = StatsReader(store, pool_size=self.threads)
         self._limiter: anyio.CapacityLimiter | None = None
         self._schema_checked = False
@@ -183,7 +189,7 @@ class BookService:
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear()
         for version in list(self.versions.values()):
-            version.generation += 1
+            version.generation = next(self._generations)
         return cleared
 
     # ---- the store -----------------------------------------------------------------------------
@@ -218,28 +224,53 @@ class BookService:
         return book
 
     def generation(self, book: q.BookInfo) -> int:
-        """The book's current generation, asking the database at most every ``fresh_seconds``."""
+        """The book's current generation, asking the database when the last check is stale."""
         version = self.versions.get(book.name)
-        if version is None:
-            version = self.versions.setdefault(book.name, BookVersion())
-        if time.monotonic() - version.checked < self.fresh_seconds:
-            return version.generation
+        if version is None or version.book_id != book.id:
+            version = self.versions[book.name] = BookVersion(book.id)
+        if time.monotonic() - version.checked >= self.fresh_seconds:
+            self._check(version)
+        return version.generation
+
+    def _check(self, version: BookVersion) -> None:
         with version.lock:
-            if time.monotonic() - version.checked >= self.fresh_seconds:
-                finished = self.reader.finished_games(book.id)
-                if finished != version.finished:
-                    version.finished = finished
-                    version.generation += 1
-                version.checked = time.monotonic()
-            return version.generation
+            if time.monotonic() - version.checked < self.fresh_seconds:
+                return  # another thread just did
+            finished = self.reader.finished_games(version.book_id)
+            if finished != version.finished:
+                version.finished = finished
+                version.generation = next(self._generations)
+            version.checked = time.monotonic()
+
+    def _check_soon(self, version: BookVersion) -> None:
+        """Start a check in the background (from the event loop), unless one is on its way."""
+        if version.refreshing:
+            return
+        version.refreshing = True
+
+        async def check() -> None:
+            try:
+                await self.run(self._check, version)
+            except Exception as exc:  # noqa: BLE001 - the next request checks in its own time
+                log.warning("checking book %s for new games: %s", version.book_id, exc)
+            finally:
+                version.refreshing = False
+
+        asyncio.get_running_loop().create_task(check())
 
     # ---- lookups -------------------------------------------------------------------------------
 
     def cached_answer(self, book: str, words: tuple[str, ...], min_games: int) -> bytes | None:
-        """The serialised answer, if one is cached and the book is known not to have changed since."""
+        """The serialised answer, if one is cached and the book is known not to have changed since
+        (called on the event loop)."""
         version = self.versions.get(book)
-        if version is None or time.monotonic() - version.checked >= self.fresh_seconds:
+        if version is None:
             return None
+        age = time.monotonic() - version.checked
+        if age >= self.fresh_seconds:
+            if age >= 2 * self.fresh_seconds:
+                return None
+            self._check_soon(version)
         hit = self.answers.get((book, words, min_games))
         if hit is None or hit[0] != version.generation:
             return None

@@ -246,7 +246,7 @@ def main() -> None:
     parser.add_argument("--paths", type=int, default=20000, help="lookups in the request mix")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--connections", default="32", help="open connections; a list (8,32) runs each in turn")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
     parser.add_argument("--tool", choices=("wrk", "python"), default="wrk" if shutil.which("wrk") else "python")
     parser.add_argument("--no-cache", action="store_true", help="every request goes to the database")
@@ -258,20 +258,6 @@ def main() -> None:
     openings = build_book(args.db, args.rows, args.games)
     paths = lookup_paths(openings, args.paths)
     port = free_port()
-    server = start_server(args.db, port, cache=not args.no_cache)
-    try:
-        load = (lambda s: run_wrk(port, paths, s, args.connections, args.threads)) if args.tool == "wrk" else (
-            lambda s: asyncio.run(_python_load(port, paths, s, args.connections)))
-        if not args.cold:
-            started = time.time()
-            asyncio.run(_warm(port, sorted(set(paths))))
-            log.info("asked each of the %d distinct lookups once in %.1f s", len(set(paths)), time.time() - started)
-        if args.warmup > 0:
-            load(args.warmup)
-        figures = load(args.seconds)
-    finally:
-        server.terminate()
-        server.wait(30)
     from obook.book.library import open_book_store
     from obook.store import queries as q
     from obook.store import reporting as r
@@ -279,10 +265,29 @@ def main() -> None:
     store = open_book_store(args.db)
     with store.read() as conn:
         rows = r.stats_rows(conn, q.get_book(conn, BOOK).id)
-    result = {"benchmark": "api_lookup", "tool": args.tool, "connections": args.connections,
-              "cache": not args.no_cache, "warm": not args.cold, "stats_rows": rows, "distinct_lookups": len(set(paths)),
-              **{k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}}
-    print(json.dumps(result))
+    server = start_server(args.db, port, cache=not args.no_cache)
+    try:
+        def load(seconds: float, connections: int) -> dict:
+            if args.tool == "wrk":
+                return run_wrk(port, paths, seconds, connections, args.threads)
+            return asyncio.run(_python_load(port, paths, seconds, connections))
+
+        if not args.cold:
+            started = time.time()
+            asyncio.run(_warm(port, sorted(set(paths))))
+            log.info("asked each of the %d distinct lookups once in %.1f s", len(set(paths)), time.time() - started)
+        for connections in [int(c) for c in args.connections.split(",")]:
+            if args.warmup > 0:
+                load(args.warmup, connections)
+            figures = load(args.seconds, connections)
+            result = {"benchmark": "api_lookup", "tool": args.tool, "connections": connections,
+                      "cache": not args.no_cache, "warm": not args.cold, "stats_rows": rows,
+                      "distinct_lookups": len(set(paths)),
+                      **{k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}}
+            print(json.dumps(result), flush=True)
+    finally:
+        server.terminate()
+        server.wait(30)
 
 
 if __name__ == "__main__":

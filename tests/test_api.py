@@ -4,6 +4,8 @@ the admin token and the lookup cache."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from fastapi.testclient import TestClient
 from sgfmill import sgf
@@ -289,6 +291,14 @@ def test_cached_answers_follow_new_games(store_url, store, book):
         add_game(store, book, "E5 G5 C5", "B")
         assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (2, 2)
         assert client.get("/v1/books/demo/move", params={"moves": "E5 G5"}).json()["games"] == 2
+
+
+def test_cached_answers_are_at_most_two_checks_behind_the_book(store_url, store, book):
+    with make_client(store_url, api_cache_seconds=600, api_fresh_seconds=0.2) as client:
+        assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (1, 1)
+        add_game(store, book, "E5 G5 C5", "B")
+        time.sleep(0.5)
+        assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (2, 2)
 
 
 def test_dashboard_page_and_static_files(client):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, func, select
+from sqlalchemy import Connection, case, func, select
 
 from obook.store.db import as_utc
 from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, utcnow
@@ -67,28 +67,12 @@ def books_with_counts(conn: Connection, limit: int = 100, offset: int = 0) -> li
                        counts.get(b.id, {}).get(ABANDONED, 0)) for b in books]
 
 
-def finished_between(conn: Connection, book_id: int, start: dt.datetime, end: dt.datetime | None = None,
-                     selfplay_only: bool = True) -> int:
-    query = select(func.count()).select_from(GAMES).where(
-        GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.finished_at >= start)
-    if end is not None:
-        query = query.where(GAMES.c.finished_at < end)
-    if selfplay_only:
-        query = query.where(GAMES.c.source == SELFPLAY)
-    return conn.execute(query).scalar_one()
-
-
 def finished_since(conn: Connection, since: dt.datetime) -> dict[int, int]:
     """{book id: self-play games finished since ``since``} for every book that finished any."""
     rows = conn.execute(select(GAMES.c.book_id, func.count()).where(
         GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY, GAMES.c.finished_at >= since,
     ).group_by(GAMES.c.book_id))
     return {book_id: n for book_id, n in rows}
-
-
-def finished_before(conn: Connection, book_id: int, at: dt.datetime) -> int:
-    return conn.execute(select(func.count()).select_from(GAMES).where(
-        GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.finished_at < at)).scalar_one()
 
 
 def rate_series(conn: Connection, book_id: int, span: dt.timedelta = dt.timedelta(hours=1), buckets: int = 12,
@@ -110,16 +94,18 @@ def rate_series(conn: Connection, book_id: int, span: dt.timedelta = dt.timedelt
 
 def growth_series(conn: Connection, book: BookInfo, points: int = 24, now: dt.datetime | None = None) -> list[GrowthPoint]:
     """Finished games at ``points`` evenly spaced instants from the book's creation (or its first
-    finished game, if older: seeds keep their import time) to now; one index count per point."""
+    finished game, if older: seeds keep their import time) to now, in one pass over the book's
+    finished games (one ``SUM(CASE ...)`` per instant)."""
     now = now or utcnow()
     first = conn.execute(select(func.min(GAMES.c.finished_at)).where(
         GAMES.c.book_id == book.id, GAMES.c.status == FINISHED)).scalar_one_or_none()
     start = min(as_utc(first), book.created_at) if first is not None else book.created_at
-    if start >= now:
-        return [GrowthPoint(now, finished_before(conn, book.id, now + dt.timedelta(microseconds=1)))]
-    step = (now - start) / max(points - 1, 1)
-    instants = [start + i * step for i in range(points - 1)] + [now + dt.timedelta(microseconds=1)]
-    return [GrowthPoint(min(t, now), finished_before(conn, book.id, t)) for t in instants]
+    step = max(now - start, dt.timedelta(0)) / max(points - 1, 1)
+    instants = [start + i * step for i in range(points - 1)] + [now]
+    counts = conn.execute(select(*[
+        func.coalesce(func.sum(case((GAMES.c.finished_at <= t, 1), else_=0)), 0) for t in instants
+    ]).where(GAMES.c.book_id == book.id, GAMES.c.status == FINISHED)).one()
+    return [GrowthPoint(t, int(n)) for t, n in zip(instants, counts)]
 
 
 def in_flight_games(conn: Connection, book_id: int, limit: int = 20) -> list[GameRow]:
