@@ -85,6 +85,12 @@ class TtlCache:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
 
+    def warm_up(self) -> None:
+        """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
+        position = Position(size=9)
+        position.play("E5")
+        ReplayedPosition.of(position)
+
     def clear(self) -> int:
         with self._lock:
             n = len(self._items)
@@ -113,24 +119,31 @@ class ReplayedPosition:
     """What a lookup needs of the position after some moves, without its board: a board carries
     its superko history (40 kB on 9x9), this well under 1 kB, so thousands can be kept. Positions
     never change, so these are kept (LRU) without expiry. It has the few methods of ``Position``
-    that ``candidates_from_rows`` and the views call."""
+    that ``candidates_from_rows`` and the views call.
+
+    Its fields are ints, strings and tuples of them, which Python's garbage collector stops
+    tracking: a full cache adds one tracked object per position, not hundreds, and the collector's
+    pauses (the service's worst latencies) do not grow with the cache."""
 
     size: int
     moves: tuple[tuple[int, int], ...]  # (color, point), as Position.moves
     to_move: int
     key: int  # canonical key
     symmetry: int  # the symmetry taking this position to its canonical orientation
-    legal: frozenset[int]  # the legal points for the side to move
-    stones: tuple[Stone, ...]
+    legal: int  # bit p set: point p is legal for the side to move
+    stones: tuple[tuple[str, str, int], ...]  # (vertex, color, move number)
 
     @classmethod
     def of(cls, position: Position) -> "ReplayedPosition":
         key, symmetry = position.canonical()
-        return cls(position.size, tuple(position.moves), position.to_move, key, symmetry,
-                   frozenset(position.legal_moves()), tuple(views.stones(position)))
+        legal = 0
+        for point in position.legal_moves():
+            legal |= 1 << point
+        return cls(position.size, tuple(position.moves), position.to_move, key, symmetry, legal,
+                   tuple((s.vertex, s.color, s.move) for s in views.stones(position)))
 
     def is_legal(self, point: int) -> bool:
-        return point == PASS or point in self.legal
+        return point == PASS or bool(self.legal >> point & 1)
 
     def from_canonical(self, point: int, symmetry: int) -> int:
         return untransform_point(point, symmetry, self.size)
@@ -158,10 +171,11 @@ class BookService:
     question shares them) and ``positions`` (replays, kept without expiry).
 
     Answers and statistics are tagged with the book's generation, which changes when the number of
-    finished games of the book changes (checked about every ``fresh_seconds``, by one indexed count,
-    in the background while cached answers keep being served, and in the request itself once the
-    last check is twice as old): an answer is at most about two ``fresh_seconds`` behind the
-    book, and a book nobody is building is answered from memory for as long as ``cache_seconds``. A repaired book (``obook verify
+    finished games of the book changes. That is checked (one indexed count) about every
+    ``fresh_seconds`` in the background while cached answers keep being served; a request checks
+    itself when the last check is two ``fresh_seconds`` old and none is on its way, or ten old in
+    any case. So an answer is about ``fresh_seconds`` behind the book, and a book nobody is
+    building is answered from memory for as long as ``cache_seconds``. A repaired book (``obook verify
     --repair``) keeps its count: ``POST /v1/admin/cache/clear`` or ``cache_seconds`` cover that.
     """
 
@@ -185,6 +199,12 @@ class BookService:
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(self.threads)
         return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+
+    def warm_up(self) -> None:
+        """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
+        position = Position(size=9)
+        position.play("E5")
+        ReplayedPosition.of(position)
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear()
@@ -249,8 +269,8 @@ class BookService:
         version.refreshing = True
 
         async def check() -> None:
-            try:
-                await self.run(self._check, version)
+            try:  # not in the lookups' threads: behind a queue of them, the check would come late
+                await anyio.to_thread.run_sync(self._check, version)
             except Exception as exc:  # noqa: BLE001 - the next request checks in its own time
                 log.warning("checking book %s for new games: %s", version.book_id, exc)
             finally:
@@ -268,8 +288,8 @@ class BookService:
             return None
         age = time.monotonic() - version.checked
         if age >= self.fresh_seconds:
-            if age >= 2 * self.fresh_seconds:
-                return None
+            if age >= 10 * self.fresh_seconds or (age >= 2 * self.fresh_seconds and not version.refreshing):
+                return None  # the request checks the book itself
             self._check_soon(version)
         hit = self.answers.get((book, words, min_games))
         if hit is None or hit[0] != version.generation:
@@ -298,13 +318,13 @@ class BookService:
         if hit is not None and hit[0] == generation:
             rows = hit[1]
         else:
-            rows = self.reader.position_stats(book.id, replayed.key)
+            rows = tuple(self.reader.position_stats(book.id, replayed.key))
             if generation is not None:
                 self.stats.put((book.id, replayed.key), (generation, rows))
         candidates = candidates_from_rows(replayed, replayed.symmetry, rows)
         found = Lookup(book, replayed, candidates, usage_move(candidates, min_games),
                        coevolution_move(candidates, book.threshold))
-        return views.lookup_out(found, list(replayed.stones))
+        return views.lookup_out(found, [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones])
 
     def replayed(self, book: q.BookInfo, spelled: tuple[str, ...]) -> ReplayedPosition:
         cache_key = (book.size, book.superko, normalise_moves(spelled))
