@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
+
 from api.schemas import (
     BookOut,
     BookProgress,
@@ -40,8 +42,9 @@ def stones(position: Position) -> list[Stone]:
         if point != PASS:
             placed[point] = number
     out = []
+    board = position.board.color
     for color in (BLACK, WHITE):
-        for point in position.stones(color):
+        for point in np.flatnonzero(board == color).tolist():  # border cells hold neither colour
             out.append(Stone(vertex=position.vertex(point), color=color_name(color), move=placed.get(point, 0)))
     out.sort(key=lambda s: s.move)
     return out
