@@ -241,7 +241,8 @@ def test_progress_shows_games_in_flight_and_workers(client, store, book):
     (worker,) = answer["workers"]
     assert worker["book"] == "demo" and worker["game_id"] == game_id and worker["moves"] == ["E5", "G5", "F4"]
     assert client.get("/v1/progress", params={"games_limit": 0}).json()["books"][0]["in_flight"] == []
-    assert client.get("/v1/progress", params={"games_limit": 51}).status_code == 422
+    assert client.get("/v1/progress", params={"games_limit": 21}).status_code == 422
+    assert client.get("/v1/progress", params={"limit": 51}).status_code == 422
 
 
 def test_progress_of_an_empty_store(store_url, store):
@@ -299,6 +300,19 @@ def test_cached_answers_are_at_most_two_checks_behind_the_book(store_url, store,
         add_game(store, book, "E5 G5 C5", "B")
         time.sleep(0.5)
         assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (2, 2)
+
+
+def test_cached_answers_are_only_served_to_requests_the_route_accepts(store_url, book):
+    with make_client(store_url, api_cache_seconds=600, api_fresh_seconds=3600) as client:
+        first = client.get("/v1/books/demo/lookup?moves=E5")
+        assert first.status_code == 200
+        assert client.get("/v1/books/demo/lookup?moves=e5&min_games=1").json() == first.json()
+        assert client.get("/v1/books/demo/lookup?moves=E5&min_games=0").status_code == 422
+        assert client.get("/v1/books/demo/lookup?moves=E5&min_games=x").status_code == 422
+        assert client.get("/v1/books/demo/lookup", params={"moves": "E5" + "," * 4000}).status_code == 422
+        assert client.get("/v1/books/demo/lookup?moves=G5&moves=E5").json() == first.json()  # the last one counts
+        assert client.get("/v1/books/demo/lookup?moves=E5&unknown=1").json() == first.json()
+        assert client.get("/v1/books/de%20mo/lookup?moves=E5").status_code == 422
 
 
 def test_dashboard_page_and_static_files(client):

@@ -6,15 +6,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from api.deps import Admin, Limit, Offset, Service
+from api.deps import Admin, Offset, Service
 from api.schemas import BAD_INPUT, UNAVAILABLE, ErrorOut, CacheCleared, ProgressOut
 
 router = APIRouter(tags=["progress"], responses={**BAD_INPUT, **UNAVAILABLE})
 
 
 @router.get("/v1/progress", response_model=ProgressOut)
-async def progress(service: Service, limit: Limit = 20, offset: Offset = 0,
-                   games_limit: Annotated[int, Query(ge=0, le=50, description="in-flight games per book")] = 12,
+async def progress(service: Service, offset: Offset = 0,
+                   limit: Annotated[int, Query(ge=1, le=50, description="books (at most 50)")] = 20,
+                   games_limit: Annotated[int, Query(ge=0, le=20, description="in-flight games per book, each "
+                                                                            "replayed for its board")] = 8,
                    workers_limit: Annotated[int, Query(ge=0, le=200, description="live workers listed")] = 50,
                    ) -> ProgressOut:
     """Totals, games per hour over the last hour, the games being played now with their moves and
