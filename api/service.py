@@ -1,12 +1,12 @@
 """What the routes call: one ``BookService`` per app holds the store, the lookup cache and the
 bounded pool of threads that run the blocking work (SQL, replays of positions).
 
-Why a cache: a lookup replays the moves (numba rules), computes the canonical key and queries the
-statistics; a bot or the dashboard asks the same few positions near the root over and over. The
-answer, already serialised, is kept for ``api_cache_seconds`` under (book, normalised moves,
-min_games), so a repeated question costs a dictionary look-up on the event loop and no thread at
-all. The statistics only grow as games finish, so an answer at most a few seconds old is as good
-as a fresh one; ``POST /v1/admin/cache/clear`` drops them at once (after ``obook verify --repair``).
+Why a cache: a lookup replays the moves (numba rules), computes legal moves and the canonical key
+and queries the statistics, a few milliseconds; bots and the dashboard ask the same positions over
+and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
+the book gets new games (see ``BookService``), so a repeated question costs a dictionary look-up on
+the event loop (``api/fastpath.py``) and no thread at all. ``POST /v1/admin/cache/clear`` drops
+everything at once (after ``obook verify --repair``, which changes statistics but not games).
 """
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ from obook.book.keys import BookGameError, replay
 from obook.book.library import Lookup, parse_book_moves
 from obook.book.rules import candidates_from_rows, coevolution_move, usage_move
 from obook.errors import ObookError
-from obook.go.vertex import split_moves
 from obook.go.board import PASS
 from obook.go.symmetry import untransform_point
-from obook.go.vertex import format_vertex
+from obook.go.vertex import format_vertex, split_moves
 from obook.position import Position
 from obook.store import queries as q
 from obook.store import reporting as r
@@ -84,12 +83,6 @@ class TtlCache:
             self._items.move_to_end(key)
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
-
-    def warm_up(self) -> None:
-        """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
-        position = Position(size=9)
-        position.play("E5")
-        ReplayedPosition.of(position)
 
     def clear(self) -> int:
         with self._lock:
