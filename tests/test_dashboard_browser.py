@@ -82,17 +82,24 @@ def live_service(tmp_path):
     upgrade(url)
     port = _free_port()
     obook = [sys.executable, "-m", "obook.cli"]
-    build = subprocess.Popen(obook + ["build", "--db", url, "--book", "live", "--size", "9", "--games", "400",
-                                      "--workers", "1", "--search", "playouts=30", "--seconds-per-move", "0",
-                                      "--quiet"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    server = subprocess.Popen(obook + ["serve", "--db", url, "--port", str(port), "--log-level", "warning"],
-                              cwd=ROOT, stderr=subprocess.PIPE)
+    # Their output goes to files: a pipe nobody reads fills up and stops the process writing to it.
+    build_log, server_log = tmp_path / "build.log", tmp_path / "serve.log"
+    with open(build_log, "wb") as build_out, open(server_log, "wb") as server_out:
+        build = subprocess.Popen(obook + ["build", "--db", url, "--book", "live", "--size", "9", "--games", "400",
+                                          "--workers", "1", "--search", "playouts=30", "--seconds-per-move", "0",
+                                          "--quiet"], cwd=ROOT, stdout=build_out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(obook + ["serve", "--db", url, "--port", str(port), "--log-level", "warning"],
+                                  cwd=ROOT, stdout=server_out, stderr=subprocess.STDOUT)
     try:
         _wait_healthy(f"http://127.0.0.1:{port}", server)
-        yield f"http://127.0.0.1:{port}", build
+        yield f"http://127.0.0.1:{port}", build, lambda: _tails(build_log, server_log)
     finally:
         _stop(build)
         _stop(server, signal.SIGTERM)
+
+
+def _tails(*paths: Path) -> str:
+    return "\n".join(f"--- {p.name}:\n{p.read_text(errors='replace')[-3000:]}" for p in paths)
 
 
 def _live_boards(page) -> list[dict]:
@@ -103,29 +110,28 @@ def _live_boards(page) -> list[dict]:
 
 
 def test_dashboard_draws_the_games_being_played_and_follows_them(chromium, live_service):
-    url, build = live_service
+    url, build, logs = live_service
     page = chromium.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{url}/dashboard#book=live")
 
-    deadline = time.time() + FIRST_STONES_SECONDS
-    first = []
-    while time.time() < deadline and not any(b["stones"] for b in first):
-        assert build.poll() is None, f"the build stopped: {build.stderr.read().decode()[-2000:]}"
-        page.wait_for_timeout(500)
-        first = _live_boards(page)
-    assert any(b["stones"] for b in first), "no board with stones was drawn"
+    def wait_for(condition, seconds: float, what: str) -> list[dict]:
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            assert build.poll() is None, f"the build stopped with status {build.returncode}\n{logs()}"
+            boards = _live_boards(page)
+            if condition(boards):
+                return boards
+            page.wait_for_timeout(500)
+        raise AssertionError(f"{what} within {seconds:.0f} s; the page shows {_live_boards(page)}, "
+                             f"status {page.text_content('#status')!r}\n{logs()}")
 
-    page.wait_for_function(
-        """previous => {
-            const now = [...document.querySelectorAll('#live-boards svg.board')]
-                .map(b => b.dataset.game + ':' + b.dataset.moves).join(',');
-            return now !== '' && now !== previous;
-        }""",
-        arg=",".join(f"{b['game']}:{b['moves']}" for b in first), timeout=120_000)
-    later = _live_boards(page)
-    assert later != first and any(b["stones"] for b in later)
+    first = wait_for(lambda boards: any(b["stones"] for b in boards), FIRST_STONES_SECONDS,
+                     "no board with stones was drawn")
+    later = wait_for(lambda boards: boards and boards != first and any(b["stones"] for b in boards), 300,
+                     "the boards did not change")
+    assert later != first
 
     # the page's other parts are drawn from the same service
     page.wait_for_selector("#book-board svg.board", timeout=60_000)
