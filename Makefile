@@ -22,6 +22,8 @@ gnugo:
 run: $(VENV)/.installed
 	$(VENV)/bin/obook build --book demo --games 12 --workers 2 --seconds-per-move 0.1
 
+# The dashboard's browser test needs /usr/bin/chromium (apt-get install chromium; .ci/run installs it):
+# without it the test is skipped, or fails under OBOOK_REQUIRE_SERVICES=1.
 test: $(VENV)/.installed gnugo
 	$(PY) -m pytest -q
 

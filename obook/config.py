@@ -20,6 +20,10 @@ class Settings(BaseSettings):
     lease_seconds: float = 120.0  # how long a claimed game stays with its player without news
     api_host: str = "127.0.0.1"
     api_port: int = 8000
+    api_threads: int = 8  # threads that run the service's blocking work (database, replays)
+    api_cache_seconds: float = 600.0  # longest a lookup answer is reused (0: no cache); new games refresh it sooner
+    api_fresh_seconds: float = 1.0  # how often the service asks whether a book has new games
+    api_cache_size: int = 20000  # lookup answers kept in memory
 
 
 @lru_cache(maxsize=1)

@@ -1,0 +1,108 @@
+"""The FastAPI app: ``create_app(database_url)`` wires the settings, the store, the routers, the
+error answers and the dashboard. Run it with ``obook serve`` (or ``uvicorn --factory api.app:create_app``).
+
+Errors are answers, never tracebacks: an unknown book or game is 404, a malformed or illegal move
+422 naming the move and the reason, a database that cannot be reached 503.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from api.fastpath import CachedLookups
+from api.routers import books, games, progress
+from api.schemas import HealthOut
+from api.service import BookService, GameNotFound, OutOfBook
+from obook import __version__
+from obook.config import Settings, settings as default_settings
+from obook.errors import ObookError
+from obook.store.db import StoreError, open_store
+from obook.store.queries import BookNotFound
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+def create_app(database_url: str | None = None, settings: Settings | None = None) -> FastAPI:
+    settings = settings or default_settings()
+    store = open_store(database_url or settings.database_url, check=False)
+    app = FastAPI(
+        title="obook",
+        version=__version__,
+        description="Opening books for Go built by Monte-Carlo self-play (MBM/MVBM): look positions up, "
+                    "follow the build. Moves are GTP vertices (E5, pass) from the empty board.",
+    )
+    app.state.settings = settings
+    app.state.service = BookService(store, threads=settings.api_threads, cache_seconds=settings.api_cache_seconds,
+                                    cache_size=settings.api_cache_size, fresh_seconds=settings.api_fresh_seconds)
+    for router in (books.router, games.router, progress.router):
+        app.include_router(router)
+    app.add_middleware(CachedLookups, service=app.state.service)
+    _add_error_answers(app)
+    _add_pages(app)
+    return app
+
+
+def _add_error_answers(app: FastAPI) -> None:
+    async def not_found(_request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=404)
+
+    async def out_of_book(_request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc), "out_of_book": True}, status_code=404)
+
+    async def bad_input(_request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=422)
+
+    async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse({"detail": validation_message(exc)}, status_code=422)
+
+    async def unavailable(_request: Request, exc: Exception) -> JSONResponse:
+        log.warning("database unavailable: %s", exc)
+        return JSONResponse({"detail": str(exc)}, status_code=503)
+
+    app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(BookNotFound, not_found)
+    app.add_exception_handler(GameNotFound, not_found)
+    app.add_exception_handler(OutOfBook, out_of_book)
+    app.add_exception_handler(StoreError, unavailable)
+    app.add_exception_handler(ObookError, bad_input)
+
+
+def validation_message(exc: RequestValidationError) -> str:
+    """FastAPI's list of problems as one sentence, so that every error answer has a string ``detail``:
+    "query parameter limit: Input should be less than or equal to 200"."""
+    problems = []
+    for error in exc.errors():
+        where, *names = error.get("loc", ()) or ("request",)
+        label = {"query": "query parameter", "path": "path parameter", "header": "header"}.get(where, where)
+        problems.append(f"{label} {'.'.join(str(n) for n in names)}: {error.get('msg', 'invalid')}".replace("  ", " "))
+    return "; ".join(problems) or "invalid request"
+
+
+def _add_pages(app: FastAPI) -> None:
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/healthz", response_model=HealthOut, tags=["health"],
+             responses={503: {"model": HealthOut, "description": "the database is unreachable or at another schema"}})
+    async def healthz(request: Request) -> JSONResponse:
+        """Whether the database answers and is at this obook's schema."""
+        service: BookService = request.app.state.service
+        healthy, revision, problem = await service.run(service.health)
+        body = HealthOut(status="ok" if healthy else "error", database=service.store.name, schema_revision=revision,
+                         detail=problem)
+        return JSONResponse(body.model_dump(), status_code=200 if healthy else 503)
+
+    @app.get("/dashboard", include_in_schema=False)
+    async def dashboard() -> FileResponse:
+        return FileResponse(STATIC / "dashboard.html", media_type="text/html")
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        return RedirectResponse("/dashboard")

@@ -1,0 +1,51 @@
+"""The dependencies every router takes: the service of this app, the common query parameters
+(with their limits, so that no request can ask for an unbounded list), and the admin token."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Path, Query, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from api.service import BookService
+
+MAX_LIMIT = 200
+MAX_OFFSET = 1_000_000_000
+MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
+# What `obook build --book` accepts (no whitespace in Python's sense), without control characters. Spelled
+# out rather than \s, which means other characters in Python and in the schema's (ECMAScript) regexes.
+BOOK_NAME = r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{1,100}$"
+
+
+def get_service(request: Request) -> BookService:
+    return request.app.state.service
+
+
+Service = Annotated[BookService, Depends(get_service)]
+BookName = Annotated[str, Path(description="the book's name", min_length=1, max_length=100, pattern=BOOK_NAME)]
+Moves = Annotated[str, Query(max_length=4000, description='moves from the empty board: "E5,G5", "e5 g5" or "pass"; '
+                                                          "empty for the empty board")]
+MinGames = Annotated[int, Query(ge=1, le=1_000_000_000,
+                                description="the usage rule ignores moves with fewer games")]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description=f"page size (at most {MAX_LIMIT})")]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="items to skip")]
+GameId = Annotated[int, Path(ge=1, le=MAX_GAME_ID, description="the game's id")]
+
+_bearer = HTTPBearer(auto_error=False, description="OBOOK_ADMIN_TOKEN")
+
+
+def require_admin(request: Request,
+                  credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]) -> None:
+    """Endpoints that change anything need ``Authorization: Bearer $OBOOK_ADMIN_TOKEN``; with no
+    token configured they are closed to everyone."""
+    token = request.app.state.settings.admin_token
+    if not token:
+        raise HTTPException(403, "admin endpoints are disabled: the server has no OBOOK_ADMIN_TOKEN")
+    given = credentials.credentials if credentials is not None else ""
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        raise HTTPException(401, "missing or wrong admin token", headers={"WWW-Authenticate": "Bearer"})
+
+
+Admin = Depends(require_admin)

@@ -1,0 +1,69 @@
+"""Books: the list, a position's candidate moves, the book move for bots, the book as SGF."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Response
+
+from api.deps import BookName, Limit, MinGames, Moves, Offset, Service
+from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut, OutOfBookOut
+
+router = APIRouter(prefix="/v1/books", tags=["books"], responses={**BAD_INPUT, **UNAVAILABLE})
+
+NOT_FOUND = {404: {"model": ErrorOut, "description": "no book of that name"}}
+BAD_MOVES = {422: {"model": ErrorOut, "description": "a malformed or illegal move (named, with the reason) or "
+                                                     "another parameter the service cannot use"}}
+
+
+@router.get("", response_model=BookList)
+async def list_books(service: Service, limit: Limit = 50, offset: Offset = 0) -> BookList:
+    """The books with their rules, algorithm and games finished and in progress."""
+    total, items = await service.run(service.list_books, limit, offset)
+    return BookList(total=total, limit=limit, offset=offset, items=items)
+
+
+@router.get("/{book}/lookup", response_model=LookupOut, responses={**NOT_FOUND, **BAD_MOVES})
+async def lookup(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> Response:
+    """The position after ``moves``: every move the population played there (symmetries and
+    transpositions resolved, in the caller's orientation) with games, wins, win rate and share of
+    the won games, the usage rule's move and the coevolution move."""
+    body = await service.lookup_body(book, moves, min_games)
+    return Response(body, media_type="application/json")
+
+
+@router.get("/{book}/move", response_model=MoveOut,
+            responses={404: {"model": OutOfBookOut, "description": "out of book, or no book of that name"},
+                       **BAD_MOVES})
+async def book_move(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> MoveOut:
+    """Just the book's move after ``moves`` (the usage rule), or 404 with ``out_of_book: true``."""
+    found = await service.book_move(book, moves, min_games)
+    chosen = next(c for c in found.candidates if c.usage)
+    return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, move=chosen.move, games=chosen.games,
+                   wins=chosen.wins, winrate=chosen.winrate)
+
+
+@router.get("/{book}/games", response_model=GameList, responses=NOT_FOUND)
+async def list_games(book: BookName, service: Service, limit: Limit = 50, offset: Offset = 0,
+                     status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned)$")] = None,
+                     ) -> GameList:
+    """The book's games, most recently changed first."""
+    return await service.run(service.games, book, status, limit, offset)
+
+
+@router.get("/{book}/export.sgf", response_class=Response, responses={
+    200: {"content": {"application/x-go-sgf": {"schema": {"type": "string"}}}, "description": "the book as SGF"},
+    **NOT_FOUND})
+async def export_sgf(book: BookName, service: Service,
+                     min_games: MinGames = 1,
+                     depth: Annotated[int | None, Query(ge=1, le=400, description="moves from the root")] = None,
+                     max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
+                     ) -> Response:
+    """The book as one SGF game tree: a node per book move with games, wins and win rate."""
+    data = await service.run(service.export_sgf, book, min_games, depth, max_nodes)
+    return Response(data, media_type="application/x-go-sgf",
+                    headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
+
+
+def _ascii(name: str) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_.") else "_" for c in name)

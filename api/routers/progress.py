@@ -1,0 +1,33 @@
+"""Progress: what the grid is doing now, for the dashboard and for people with curl."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from api.deps import Admin, Offset, Service
+from api.schemas import BAD_INPUT, UNAVAILABLE, ErrorOut, CacheCleared, ProgressOut
+
+router = APIRouter(tags=["progress"], responses={**BAD_INPUT, **UNAVAILABLE})
+
+
+@router.get("/v1/progress", response_model=ProgressOut)
+async def progress(service: Service, offset: Offset = 0,
+                   limit: Annotated[int, Query(ge=1, le=50, description="books (at most 50)")] = 20,
+                   games_limit: Annotated[int, Query(ge=0, le=20, description="in-flight games per book, each "
+                                                                            "replayed for its board")] = 8,
+                   workers_limit: Annotated[int, Query(ge=0, le=200, description="live workers listed")] = 50,
+                   ) -> ProgressOut:
+    """Totals, games per hour over the last hour, the games being played now with their moves and
+    boards, the book's growth, and the live workers with what each is playing, for every book."""
+    return await service.run(service.progress, limit, offset, games_limit, workers_limit)
+
+
+@router.post("/v1/admin/cache/clear", response_model=CacheCleared, dependencies=[Admin], tags=["admin"], responses={
+    401: {"model": ErrorOut, "description": "missing or wrong admin token"},
+    403: {"model": ErrorOut, "description": "the server has no admin token: admin endpoints are closed"}})
+async def clear_cache(service: Service) -> CacheCleared:
+    """Forget the cached lookup answers (after repairing a book's statistics). Needs the admin token."""
+    cleared = service.clear()
+    return CacheCleared(cleared=cleared)

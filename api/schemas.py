@@ -1,0 +1,197 @@
+"""The service's response bodies: every route declares one, so the OpenAPI schema is complete and
+the fuzz test can check each answer against it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Color = Literal["B", "W"]
+
+
+class ErrorOut(BaseModel):
+    detail: str = Field(description="what is wrong, naming the bad value")
+
+
+BAD_INPUT = {422: {"model": ErrorOut, "description": "a parameter the service cannot use, named with the reason"}}
+UNAVAILABLE = {503: {"model": ErrorOut, "description": "the database cannot be reached or is at another schema"}}
+
+
+class OutOfBookOut(BaseModel):
+    detail: str
+    out_of_book: bool = Field(False, description="true: the book exists but has no move here; absent: no such book")
+
+
+class Stone(BaseModel):
+    vertex: str = Field(description="GTP vertex, e.g. E5 (row 1 at the bottom)")
+    color: Color
+    move: int = Field(description="number of the move that put this stone here")
+
+
+class Page(BaseModel):
+    total: int
+    limit: int
+    offset: int
+
+
+# ---- books -------------------------------------------------------------------------------------
+
+
+class BookOut(BaseModel):
+    name: str
+    size: int
+    komi: float
+    rules: str
+    algorithm: str = Field(description="coevolution rule: mbm or mvbm")
+    threshold: float = Field(description="self-play plays the book move above this success rate")
+    depth: int = Field(description="moves of each game that count in the book")
+    search: str = Field(description="search settings of the mutation player")
+    seconds_per_move: float
+    engine_version: str
+    created_at: dt.datetime
+    games_finished: int
+    games_in_progress: int
+    games_abandoned: int
+
+
+class BookList(Page):
+    items: list[BookOut]
+
+
+class CandidateOut(BaseModel):
+    move: str = Field(description="GTP vertex in the caller's orientation, or pass")
+    games: int
+    wins: int = Field(description="games won by the player making this move")
+    winrate: float = Field(description="wins / games")
+    share: float = Field(description="this move's share of the won games of the position")
+    usage: bool = Field(description="the usage rule's choice (play from the book)")
+    book_move: bool = Field(description="what self-play under the book's algorithm would play")
+
+
+class LookupOut(BaseModel):
+    book: str
+    size: int
+    moves: list[str] = Field(description="the moves replayed, normalised")
+    to_move: Color
+    move_number: int = Field(description="number of the next move")
+    in_book: bool = Field(description="false: no game of the population went through this position")
+    games: int = Field(description="games through this position")
+    candidates: list[CandidateOut] = Field(description="most played first")
+    usage_move: str | None = Field(description="the usage rule: the most played move in won games")
+    book_move: str | None = Field(description="the coevolution choice; null: self-play would mutate")
+    stones: list[Stone]
+
+
+class MoveOut(BaseModel):
+    book: str
+    moves: list[str]
+    to_move: Color
+    move: str = Field(description="the book's move by the usage rule")
+    games: int
+    wins: int
+    winrate: float
+
+
+# ---- games -------------------------------------------------------------------------------------
+
+
+class GameOut(BaseModel):
+    id: int
+    book: str
+    status: str
+    moves: list[str]
+    n_moves: int
+    origins: str = Field(description="per move: b book, m mutation (search), s seed")
+    result: str | None
+    winner: Color | None
+    score: float | None = Field(description="Black's area score minus komi")
+    source: str
+    lease_owner: str | None
+    lease_until: dt.datetime | None
+    created_at: dt.datetime
+    updated_at: dt.datetime
+    finished_at: dt.datetime | None
+
+
+class GameList(Page):
+    items: list[GameOut]
+
+
+# ---- progress ----------------------------------------------------------------------------------
+
+
+class RatePointOut(BaseModel):
+    start: dt.datetime
+    end: dt.datetime
+    games: int
+    per_hour: float
+
+
+class GrowthPointOut(BaseModel):
+    at: dt.datetime
+    finished: int
+
+
+class InFlightGame(BaseModel):
+    id: int
+    moves: list[str]
+    n_moves: int
+    to_move: Color
+    lease_owner: str | None
+    updated_at: dt.datetime
+    stones: list[Stone]
+
+
+class BookProgress(BaseModel):
+    name: str
+    size: int
+    algorithm: str
+    games_finished: int
+    games_in_progress: int
+    games_last_hour: int = Field(description="self-play games finished in the last hour")
+    games_per_hour: float = Field(description="the same, as a rate (equal to games_last_hour)")
+    rate: list[RatePointOut] = Field(description="games finished in slices of the last hour")
+    growth: list[GrowthPointOut] = Field(description="finished games over the book's life")
+    in_flight: list[InFlightGame] = Field(description="games being played now, most recently moved first")
+    in_flight_total: int
+
+
+class WorkerOut(BaseModel):
+    id: str
+    host: str
+    pid: int
+    kind: str
+    book: str | None
+    game_id: int | None
+    moves: list[str] = Field(description="the sequence it is playing now")
+    started_at: dt.datetime
+    last_seen: dt.datetime
+
+
+class Totals(BaseModel):
+    books: int
+    games_finished: int
+    games_in_progress: int
+    games_last_hour: int
+    games_per_hour: float
+    live_workers: int
+
+
+class ProgressOut(Page):
+    generated_at: dt.datetime
+    totals: Totals
+    books: list[BookProgress]
+    workers: list[WorkerOut]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok", "error"]
+    database: str
+    schema_revision: str | None
+    detail: str | None = None
+
+
+class CacheCleared(BaseModel):
+    cleared: int

@@ -1,0 +1,389 @@
+"""What the routes call: one ``BookService`` per app holds the store, the lookup cache and the
+bounded pool of threads that run the blocking work (SQL, replays of positions).
+
+Why a cache: a lookup replays the moves (numba rules), computes legal moves and the canonical key
+and queries the statistics, a few milliseconds; bots and the dashboard ask the same positions over
+and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
+the book gets new games (see ``BookService``), so a repeated question costs a dictionary look-up on
+the event loop (``api/fastpath.py``) and no thread at all. ``POST /v1/admin/cache/clear`` drops
+everything at once (after ``obook verify --repair``, which changes statistics but not games).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from api import views
+from api.schemas import GameList, GameOut, LookupOut, ProgressOut, Stone
+from obook.book.keys import BookGameError, replay
+from obook.book.library import Lookup, parse_book_moves
+from obook.book.rules import candidates_from_rows, coevolution_move, usage_move
+from obook.errors import ObookError
+from obook.go.board import PASS
+from obook.go.symmetry import untransform_point
+from obook.go.vertex import format_vertex, split_moves
+from obook.position import Position
+from obook.store import queries as q
+from obook.store import reporting as r
+from obook.store.db import Store, StoreError
+from obook.store.reporting import StatsReader
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_MOVES = 722  # two full boards of 19x19: longer is no opening
+
+
+class GameNotFound(ObookError):
+    """No game with that id."""
+
+
+class OutOfBook(ObookError):
+    """The book has no move in this position."""
+
+
+class TtlCache:
+    """A small LRU whose entries expire ``seconds`` after they were stored (0: stores nothing).
+    Safe to share between the event loop and the worker threads."""
+
+    def __init__(self, size: int, seconds: float):
+        self.size = max(size, 0)
+        self.seconds = seconds
+        self._items: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> Any | None:
+        with self._lock:
+            item = self._items.get(key)
+            if item is None:
+                return None
+            if item[0] < time.monotonic():
+                del self._items[key]
+                return None
+            self._items.move_to_end(key)
+            return item[1]
+
+    def put(self, key: Hashable, value: Any) -> None:
+        if self.seconds <= 0 or self.size == 0:
+            return
+        with self._lock:
+            self._items[key] = (time.monotonic() + self.seconds, value)
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def clear(self) -> int:
+        with self._lock:
+            n = len(self._items)
+            self._items.clear()
+            return n
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def split_query_moves(text: str) -> tuple[str, ...]:
+    """The moves as the caller spelled them (so that an error names the move as written)."""
+    words = split_moves(text)
+    if len(words) > MAX_MOVES:
+        raise ObookError(f"{len(words)} moves: at most {MAX_MOVES} are accepted")
+    return tuple(words)
+
+
+def normalise_moves(words: tuple[str, ...]) -> tuple[str, ...]:
+    """"E5,G5", "e5 g5" and "E5 g5" are one question: the cache key."""
+    return tuple("pass" if w.lower() == "pass" else w.upper() for w in words)
+
+
+@dataclass(frozen=True)
+class ReplayedPosition:
+    """What a lookup needs of the position after some moves, without its board: a board carries
+    its superko history (40 kB on 9x9), this well under 1 kB, so thousands can be kept. Positions
+    never change, so these are kept (LRU) without expiry. It has the few methods of ``Position``
+    that ``candidates_from_rows`` and the views call.
+
+    Its fields are ints, strings and tuples of them, which Python's garbage collector stops
+    tracking: a full cache adds one tracked object per position, not hundreds, and the collector's
+    pauses (the service's worst latencies) do not grow with the cache."""
+
+    size: int
+    moves: tuple[tuple[int, int], ...]  # (color, point), as Position.moves
+    to_move: int
+    key: int  # canonical key
+    symmetry: int  # the symmetry taking this position to its canonical orientation
+    legal: int  # bit p set: point p is legal for the side to move
+    stones: tuple[tuple[str, str, int], ...]  # (vertex, color, move number)
+
+    @classmethod
+    def of(cls, position: Position) -> "ReplayedPosition":
+        key, symmetry = position.canonical()
+        legal = 0
+        for point in position.legal_moves():
+            legal |= 1 << point
+        return cls(position.size, tuple(position.moves), position.to_move, key, symmetry, legal,
+                   tuple((s.vertex, s.color, s.move) for s in views.stones(position)))
+
+    def is_legal(self, point: int) -> bool:
+        return point == PASS or bool(self.legal >> point & 1)
+
+    def from_canonical(self, point: int, symmetry: int) -> int:
+        return untransform_point(point, symmetry, self.size)
+
+    def vertex(self, point: int) -> str:
+        return format_vertex(point, self.size)
+
+
+@dataclass
+class BookVersion:
+    """When the answers about a book were last known fresh: ``generation`` changes whenever the
+    book's number of finished games does (every finished game adds statistics)."""
+
+    book_id: int
+    finished: int = -1
+    generation: int = 0
+    checked: float = -math.inf
+    refreshing: bool = False  # a check is on its way (started by a cache hit)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class BookService:
+    """The lookup caches, from the cheapest hit to the cheapest miss: ``answers`` (serialised
+    answers), ``stats`` (a position's statistics rows by canonical key: a transposed or symmetric
+    question shares them) and ``positions`` (replays, kept without expiry).
+
+    Answers and statistics are tagged with the book's generation, which changes when the number of
+    finished games of the book changes. That is checked (one indexed count) about every
+    ``fresh_seconds`` in the background while cached answers keep being served; a request checks
+    itself when the last check is two ``fresh_seconds`` old and none is on its way, or ten old in
+    any case. So an answer is about ``fresh_seconds`` behind the book, and a book nobody is
+    building is answered from memory for as long as ``cache_seconds``. A repaired book (``obook verify
+    --repair``) keeps its count: ``POST /v1/admin/cache/clear`` or ``cache_seconds`` cover that.
+    """
+
+    def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
+                 fresh_seconds: float = 1.0):
+        self.store = store
+        self.threads = max(threads, 1)
+        self.fresh_seconds = fresh_seconds
+        self.answers = TtlCache(cache_size, cache_seconds)
+        self.stats = TtlCache(cache_size, cache_seconds)
+        self.positions = TtlCache(cache_size, math.inf)
+        self.books = TtlCache(256, min(cache_seconds, 5.0))
+        self.versions: dict[str, BookVersion] = {}
+        self._generations = itertools.count(1)  # unique across books and their re-creations
+        self.reader = StatsReader(store, pool_size=self.threads)
+        self._limiter: anyio.CapacityLimiter | None = None
+        self._schema_checked = False
+
+    async def run(self, function: Callable[..., T], *args) -> T:
+        """Run blocking work in the service's threads (at most ``threads`` at once)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(self.threads)
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+
+    def warm_up(self) -> None:
+        """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
+        position = Position(size=9)
+        position.play("E5")
+        ReplayedPosition.of(position)
+
+    def clear(self) -> int:
+        cleared = self.answers.clear() + self.stats.clear() + self.books.clear()
+        for version in list(self.versions.values()):
+            version.generation = next(self._generations)
+        return cleared
+
+    # ---- the store -----------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Refuse a database at another schema (once it has passed, it is not asked again)."""
+        if not self._schema_checked:
+            self.store.check_schema()
+            self._schema_checked = True
+
+    def health(self) -> tuple[bool, str | None, str | None]:
+        """(healthy, schema revision, problem)."""
+        try:
+            revision = self.store.revision()
+            self.store.check_schema()
+            with self.store.read() as conn:
+                r.count_books(conn)
+        except StoreError as exc:
+            return False, None, str(exc)
+        except Exception as exc:  # noqa: BLE001 - any database failure makes the service unhealthy
+            log.warning("health check failed: %s", exc)
+            return False, None, f"{type(exc).__name__}: {exc}"
+        return True, revision, None
+
+    def book(self, name: str) -> q.BookInfo:
+        book = self.books.get(name)
+        if book is None:
+            self.check()
+            with self.store.read() as conn:
+                book = q.get_book(conn, name)
+            self.books.put(name, book)
+        return book
+
+    def generation(self, book: q.BookInfo) -> int:
+        """The book's current generation, asking the database when the last check is stale."""
+        version = self.versions.get(book.name)
+        if version is None or version.book_id != book.id:
+            version = self.versions[book.name] = BookVersion(book.id)
+        if time.monotonic() - version.checked >= self.fresh_seconds:
+            self._check(version)
+        return version.generation
+
+    def _check(self, version: BookVersion) -> None:
+        with version.lock:
+            if time.monotonic() - version.checked < self.fresh_seconds:
+                return  # another thread just did
+            finished = self.reader.finished_games(version.book_id)
+            if finished != version.finished:
+                version.finished = finished
+                version.generation = next(self._generations)
+            version.checked = time.monotonic()
+
+    def _check_soon(self, version: BookVersion) -> None:
+        """Start a check in the background (from the event loop), unless one is on its way."""
+        if version.refreshing:
+            return
+        version.refreshing = True
+
+        async def check() -> None:
+            try:  # not in the lookups' threads: behind a queue of them, the check would come late
+                await anyio.to_thread.run_sync(self._check, version)
+            except Exception as exc:  # noqa: BLE001 - the next request checks in its own time
+                log.warning("checking book %s for new games: %s", version.book_id, exc)
+            finally:
+                version.refreshing = False
+
+        asyncio.get_running_loop().create_task(check())
+
+    # ---- lookups -------------------------------------------------------------------------------
+
+    def cached_answer(self, book: str, words: tuple[str, ...], min_games: int) -> bytes | None:
+        """The serialised answer, if one is cached and the book is known not to have changed since
+        (called on the event loop)."""
+        version = self.versions.get(book)
+        if version is None:
+            return None
+        age = time.monotonic() - version.checked
+        if age >= self.fresh_seconds:
+            if age >= 10 * self.fresh_seconds or (age >= 2 * self.fresh_seconds and not version.refreshing):
+                return None  # the request checks the book itself
+            self._check_soon(version)
+        hit = self.answers.get((book, words, min_games))
+        if hit is None or hit[0] != version.generation:
+            return None
+        return hit[1]
+
+    async def lookup_body(self, book: str, moves: str, min_games: int) -> bytes:
+        """The lookup answer as JSON bytes, from the cache when it can."""
+        spelled = split_query_moves(moves)
+        words = normalise_moves(spelled)
+        body = self.cached_answer(book, words, min_games)
+        if body is None:
+            generation, body = await self.run(self._lookup_body, book, spelled, min_games)
+            self.answers.put((book, words, min_games), (generation, body))
+        return body
+
+    def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, bytes]:
+        info = self.book(book)
+        generation = self.generation(info)
+        return generation, self.lookup(info, spelled, min_games, generation).model_dump_json().encode()
+
+    def lookup(self, book: q.BookInfo, spelled: tuple[str, ...], min_games: int = 1,
+               generation: int | None = None) -> LookupOut:
+        replayed = self.replayed(book, spelled)
+        hit = self.stats.get((book.id, replayed.key)) if generation is not None else None
+        if hit is not None and hit[0] == generation:
+            rows = hit[1]
+        else:
+            rows = tuple(self.reader.position_stats(book.id, replayed.key))
+            if generation is not None:
+                self.stats.put((book.id, replayed.key), (generation, rows))
+        candidates = candidates_from_rows(replayed, replayed.symmetry, rows)
+        found = Lookup(book, replayed, candidates, usage_move(candidates, min_games),
+                       coevolution_move(candidates, book.threshold))
+        return views.lookup_out(found, [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones])
+
+    def replayed(self, book: q.BookInfo, spelled: tuple[str, ...]) -> ReplayedPosition:
+        cache_key = (book.size, book.superko, normalise_moves(spelled))
+        replayed = self.positions.get(cache_key)
+        if replayed is None:
+            replayed = ReplayedPosition.of(parse_book_moves(book, list(spelled)))
+            self.positions.put(cache_key, replayed)
+        return replayed
+
+    async def book_move(self, book: str, moves: str, min_games: int) -> LookupOut:
+        body = await self.lookup_body(book, moves, min_games)
+        found = LookupOut.model_validate_json(body)
+        if found.usage_move is None:
+            where = " ".join(found.moves) or "the empty board"
+            why = "no game went through this position" if not found.in_book else "no move has won a game here"
+            raise OutOfBook(f"out of book after {where}: {why}")
+        return found
+
+    # ---- books, games, progress ----------------------------------------------------------------
+
+    def list_books(self, limit: int, offset: int):
+        self.check()
+        with self.store.read() as conn:
+            return r.count_books(conn), [views.book_out(c) for c in r.books_with_counts(conn, limit, offset)]
+
+    def game(self, game_id: int) -> tuple[q.GameRow, q.BookInfo]:
+        self.check()
+        with self.store.read() as conn:
+            game = q.get_game(conn, game_id)
+            if game is None:
+                raise GameNotFound(f"no game with id {game_id}")
+            name = r.book_names(conn, [game.book_id])[game.book_id]
+            book = q.get_book(conn, name)
+        return game, book
+
+    def game_out(self, game_id: int) -> GameOut:
+        game, book = self.game(game_id)
+        return views.game_out(game, book.name)
+
+    def game_sgf(self, game_id: int) -> str:
+        from obook.sgf import game_to_sgf
+
+        game, book = self.game(game_id)
+        try:
+            position = replay(book.size, book.komi, book.superko, game.moves)
+        except BookGameError as exc:
+            raise ObookError(f"game {game_id} does not replay: {exc}") from None
+        date = (game.finished_at or game.created_at).date().isoformat()
+        return game_to_sgf(position, black="obook", white="obook", result=game.result, date=date,
+                           event=f"obook book {book.name}",
+                           game_comment=f"game {game.id} of book {book.name!r} ({game.status}, {game.source}); "
+                                        f"move origins: {game.origins or '-'} (b book, m mutation, s seed)")
+
+    def games(self, book: str, status: str | None, limit: int, offset: int) -> GameList:
+        info = self.book(book)
+        with self.store.read() as conn:
+            total = r.count_games(conn, info.id, status)
+            rows = q.list_games(conn, info.id, status=status, limit=limit, offset=offset)
+        return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows])
+
+    def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
+        from obook.book.sgfio import export_book
+
+        data, _ = export_book(self.store, self.book(book), min_games=min_games, depth=depth, max_nodes=max_nodes)
+        return data
+
+    def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
+        self.check()
+        return views.progress(self.store, limit, offset, games_limit, workers_limit)

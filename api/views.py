@@ -1,0 +1,136 @@
+"""From obook's objects to the service's response bodies (no SQL here beyond ``progress``, which
+reads everything the dashboard shows in one transaction)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from api.schemas import (
+    BookOut,
+    BookProgress,
+    CandidateOut,
+    GameOut,
+    GrowthPointOut,
+    InFlightGame,
+    LookupOut,
+    ProgressOut,
+    RatePointOut,
+    Stone,
+    Totals,
+    WorkerOut,
+)
+from obook.book.keys import BookGameError, replay
+from obook.book.library import Lookup
+from obook.go.board import BLACK, PASS, WHITE
+from obook.position import Position
+from obook.store import queries as q
+from obook.store import reporting as r
+from obook.store.db import Store
+from obook.store.models import FINISHED, IN_PROGRESS, utcnow
+
+
+def color_name(color: int) -> str:
+    return "B" if color == BLACK else "W"
+
+
+def stones(position: Position) -> list[Stone]:
+    """The stones on the board, each with the number of the move that put it there."""
+    placed: dict[int, int] = {}
+    for number, (_, point) in enumerate(position.moves, start=1):
+        if point != PASS:
+            placed[point] = number
+    out = []
+    board = position.board.color
+    for color in (BLACK, WHITE):
+        for point in np.flatnonzero(board == color).tolist():  # border cells hold neither colour
+            out.append(Stone(vertex=position.vertex(point), color=color_name(color), move=placed.get(point, 0)))
+    out.sort(key=lambda s: s.move)
+    return out
+
+
+def lookup_out(found: Lookup, board: list[Stone] | None = None) -> LookupOut:
+    position = found.position
+    usage = found.usage.point if found.usage is not None else None
+    chosen = found.coevolution.point if found.coevolution is not None else None
+    return LookupOut(
+        book=found.book.name,
+        size=found.book.size,
+        moves=[position.vertex(p) for _, p in position.moves],
+        to_move=color_name(position.to_move),
+        move_number=len(position.moves) + 1,
+        in_book=found.in_book,
+        games=found.games,
+        candidates=[CandidateOut(move=c.vertex, games=c.games, wins=c.wins, winrate=round(c.winrate, 6),
+                                 share=round(c.share, 6), usage=c.point == usage, book_move=c.point == chosen)
+                    for c in found.candidates],
+        usage_move=found.usage.vertex if found.usage is not None else None,
+        book_move=found.coevolution.vertex if found.coevolution is not None else None,
+        stones=stones(position) if board is None else board,
+    )
+
+
+def book_out(counts: r.BookCounts) -> BookOut:
+    b = counts.book
+    return BookOut(name=b.name, size=b.size, komi=b.komi, rules=b.rules, algorithm=b.algorithm,
+                   threshold=b.threshold, depth=b.depth, search=b.search, seconds_per_move=b.seconds_per_move,
+                   engine_version=b.engine_version, created_at=b.created_at, games_finished=counts.finished,
+                   games_in_progress=counts.in_progress, games_abandoned=counts.abandoned)
+
+
+def game_out(game: q.GameRow, book: str) -> GameOut:
+    return GameOut(id=game.id, book=book, status=game.status, moves=list(game.moves), n_moves=game.n_moves,
+                   origins=game.origins, result=game.result, winner=game.winner, score=game.score,
+                   source=game.source, lease_owner=game.lease_owner, lease_until=game.lease_until,
+                   created_at=game.created_at, updated_at=game.updated_at, finished_at=game.finished_at)
+
+
+def in_flight(game: q.GameRow, book: q.BookInfo) -> InFlightGame:
+    try:
+        position = replay(book.size, book.komi, book.superko, game.moves)
+        board, to_move = stones(position), color_name(position.to_move)
+    except BookGameError:
+        board, to_move = [], "B" if len(game.moves) % 2 == 0 else "W"  # a stored game that no longer replays
+    return InFlightGame(id=game.id, moves=list(game.moves), n_moves=game.n_moves, to_move=to_move,
+                        lease_owner=game.lease_owner, updated_at=game.updated_at, stones=board)
+
+
+def progress(store: Store, limit: int, offset: int, games_limit: int, workers_limit: int,
+             worker_seconds: float = 60.0) -> ProgressOut:
+    now = utcnow()
+    hour_ago = now - dt.timedelta(hours=1)
+    with store.read() as conn:
+        total_books = r.count_books(conn)
+        page = r.books_with_counts(conn, limit, offset)
+        counts = q.game_counts(conn)
+        last_hour_all = r.finished_since(conn, hour_ago)
+        books = []
+        for c in page:
+            book = c.book
+            playing = r.in_flight_games(conn, book.id, games_limit)
+            books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now), playing,
+                          r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing)))
+        workers = r.live_workers(conn, worker_seconds, workers_limit)
+        live = r.count_live_workers(conn, worker_seconds)
+        names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
+    last_hour_total = sum(last_hour_all.values())
+    totals = Totals(books=total_books,
+                    games_finished=sum(v.get(FINISHED, 0) for v in counts.values()),
+                    games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
+                    games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
+    out_books = []
+    for c, rate, growth, playing, playing_total in books:
+        last_hour = last_hour_all.get(c.book.id, 0)
+        out_books.append(BookProgress(
+            name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
+            games_in_progress=c.in_progress, games_last_hour=last_hour, games_per_hour=float(last_hour),
+            rate=[RatePointOut(start=p.start, end=p.end, games=p.games, per_hour=round(p.per_hour, 3)) for p in rate],
+            growth=[GrowthPointOut(at=p.at, finished=p.finished) for p in growth],
+            in_flight=[in_flight(g, c.book) for g in playing], in_flight_total=playing_total))
+    out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],
+                             book=names.get(w["book_id"]) if w["book_id"] is not None else None,
+                             game_id=w["game_id"], moves=w["moves"].split(), started_at=w["started_at"],
+                             last_seen=w["last_seen"]) for w in workers]
+    return ProgressOut(total=total_books, limit=limit, offset=offset, generated_at=now, totals=totals,
+                       books=out_books, workers=out_workers)

@@ -1,0 +1,197 @@
+"""Read-only figures for people watching a store: the service's book list, progress and charts.
+
+Kept apart from ``queries`` (which the builders write through) so that reporting can grow without
+touching the guarded statements. Every list is bounded by the caller's ``limit``; every count is
+an index range count (``ix_games_book_status``, ``ix_games_book_finished``), never a scan of the
+statistics table, so the progress page stays cheap however big the book grows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, case, func, select
+
+from obook.store.db import as_utc
+from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, utcnow
+from obook.store.queries import BOOKS, GAMES, STATS, WORKERS, BookInfo, GameRow, _book, _game
+
+
+@dataclass(frozen=True)
+class BookCounts:
+    book: BookInfo
+    finished: int
+    in_progress: int
+    abandoned: int
+
+
+@dataclass(frozen=True)
+class RatePoint:
+    """Self-play games finished in ``[start, end)``."""
+
+    start: dt.datetime
+    end: dt.datetime
+    games: int
+
+    @property
+    def per_hour(self) -> float:
+        seconds = (self.end - self.start).total_seconds()
+        return self.games * 3600.0 / seconds if seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class GrowthPoint:
+    """Finished games (self-play and seeds) in the book at ``at``."""
+
+    at: dt.datetime
+    finished: int
+
+
+def count_books(conn: Connection) -> int:
+    return conn.execute(select(func.count()).select_from(BOOKS)).scalar_one()
+
+
+def books_with_counts(conn: Connection, limit: int = 100, offset: int = 0) -> list[BookCounts]:
+    """A page of books (by name) with their games by status."""
+    books = [_book(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name).limit(limit).offset(offset))]
+    if not books:
+        return []
+    counts: dict[int, dict[str, int]] = {}
+    query = (select(GAMES.c.book_id, GAMES.c.status, func.count())
+             .where(GAMES.c.book_id.in_([b.id for b in books]))
+             .group_by(GAMES.c.book_id, GAMES.c.status))
+    for book_id, status, n in conn.execute(query):
+        counts.setdefault(book_id, {})[status] = n
+    return [BookCounts(b, counts.get(b.id, {}).get(FINISHED, 0), counts.get(b.id, {}).get(IN_PROGRESS, 0),
+                       counts.get(b.id, {}).get(ABANDONED, 0)) for b in books]
+
+
+def finished_since(conn: Connection, since: dt.datetime) -> dict[int, int]:
+    """{book id: self-play games finished since ``since``} for every book that finished any."""
+    rows = conn.execute(select(GAMES.c.book_id, func.count()).where(
+        GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY, GAMES.c.finished_at >= since,
+    ).group_by(GAMES.c.book_id))
+    return {book_id: n for book_id, n in rows}
+
+
+def rate_series(conn: Connection, book_id: int, span: dt.timedelta = dt.timedelta(hours=1), buckets: int = 12,
+                now: dt.datetime | None = None) -> list[RatePoint]:
+    """Self-play games finished in each of ``buckets`` equal slices of the last ``span``, oldest first.
+    One grouped query: the bucket of a game is computed here, from its finish time."""
+    now = now or utcnow()
+    start = now - span
+    width = span / buckets
+    games = [0] * buckets
+    rows = conn.execute(select(GAMES.c.finished_at).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY,
+        GAMES.c.finished_at >= start, GAMES.c.finished_at < now))
+    for (finished_at,) in rows:
+        index = int((as_utc(finished_at) - start) / width)
+        games[min(max(index, 0), buckets - 1)] += 1
+    return [RatePoint(start + i * width, start + (i + 1) * width, games[i]) for i in range(buckets)]
+
+
+def growth_series(conn: Connection, book: BookInfo, points: int = 24, now: dt.datetime | None = None) -> list[GrowthPoint]:
+    """Finished games at ``points`` evenly spaced instants from the book's creation (or its first
+    finished game, if older: seeds keep their import time) to now, in one pass over the book's
+    finished games (one ``SUM(CASE ...)`` per instant)."""
+    now = now or utcnow()
+    first = conn.execute(select(func.min(GAMES.c.finished_at)).where(
+        GAMES.c.book_id == book.id, GAMES.c.status == FINISHED)).scalar_one_or_none()
+    start = min(as_utc(first), book.created_at) if first is not None else book.created_at
+    step = max(now - start, dt.timedelta(0)) / max(points - 1, 1)
+    instants = [start + i * step for i in range(points - 1)] + [now]
+    counts = conn.execute(select(*[
+        func.coalesce(func.sum(case((GAMES.c.finished_at <= t, 1), else_=0)), 0) for t in instants
+    ]).where(GAMES.c.book_id == book.id, GAMES.c.status == FINISHED)).one()
+    return [GrowthPoint(t, int(n)) for t, n in zip(instants, counts)]
+
+
+def in_flight_games(conn: Connection, book_id: int, limit: int = 20) -> list[GameRow]:
+    """The in-progress games someone holds the lease of, most recently moved first."""
+    rows = conn.execute(select(GAMES).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS, GAMES.c.lease_owner.is_not(None),
+    ).order_by(GAMES.c.updated_at.desc(), GAMES.c.id.desc()).limit(limit))
+    return [_game(r) for r in rows]
+
+
+def count_in_flight(conn: Connection, book_id: int) -> int:
+    return conn.execute(select(func.count()).select_from(GAMES).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS, GAMES.c.lease_owner.is_not(None))).scalar_one()
+
+
+def count_games(conn: Connection, book_id: int, status: str | None = None) -> int:
+    query = select(func.count()).select_from(GAMES).where(GAMES.c.book_id == book_id)
+    if status is not None:
+        query = query.where(GAMES.c.status == status)
+    return conn.execute(query).scalar_one()
+
+
+def live_workers(conn: Connection, within_seconds: float = 60.0, limit: int = 100) -> list[dict]:
+    """Workers heard from in the last ``within_seconds``, most recently seen first."""
+    since = utcnow() - dt.timedelta(seconds=within_seconds)
+    rows = conn.execute(select(WORKERS).where(WORKERS.c.last_seen >= since)
+                        .order_by(WORKERS.c.last_seen.desc(), WORKERS.c.id).limit(limit))
+    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)} for r in rows]
+
+
+def count_live_workers(conn: Connection, within_seconds: float = 60.0) -> int:
+    since = utcnow() - dt.timedelta(seconds=within_seconds)
+    return conn.execute(select(func.count()).select_from(WORKERS).where(WORKERS.c.last_seen >= since)).scalar_one()
+
+
+def stats_rows(conn: Connection, book_id: int) -> int:
+    """Statistics rows of a book (a primary-key range count: use sparingly on big books)."""
+    return conn.execute(select(func.count()).select_from(STATS).where(STATS.c.book_id == book_id)).scalar_one()
+
+
+def book_names(conn: Connection, ids: list[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    return dict(conn.execute(select(BOOKS.c.id, BOOKS.c.name).where(BOOKS.c.id.in_(ids))).all())
+
+
+class StatsReader:
+    """Point reads of a book's statistics for a service that answers many lookups a second.
+
+    On PostgreSQL it keeps its own pool of autocommit connections without a liveness ping: a
+    lookup is one ``SELECT`` by primary-key prefix, and the ``BEGIN``/``COMMIT`` and ping around it
+    would triple its round trips. A connection the server dropped fails one request (503) and is
+    replaced. On SQLite it reads through the store's engine.
+    """
+
+    def __init__(self, store, pool_size: int = 8):
+        from sqlalchemy import create_engine
+
+        self.store = store
+        if store.is_sqlite:
+            self.engine = store.engine
+        else:
+            self.engine = create_engine(store.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False,
+                                        isolation_level="AUTOCOMMIT")
+
+    def position_stats(self, book_id: int, key: int) -> list[tuple[int, int, int]]:
+        from obook.store.queries import position_stats
+
+        return self._read(position_stats, book_id, key)
+
+    def _read(self, query, *args):
+        from sqlalchemy.exc import DBAPIError
+
+        from obook.store.db import StoreError
+
+        try:
+            with self.engine.connect() as conn:
+                return query(conn, *args)
+        except DBAPIError as exc:
+            if exc.connection_invalidated or isinstance(exc.orig, OSError) or "connect" in str(exc.orig).lower():
+                raise StoreError(f"cannot reach the database {self.store.name}: {str(exc.orig).strip()[:200]}") from None
+            raise
+
+    def finished_games(self, book_id: int) -> int:
+        return self._read(count_games, book_id, FINISHED)
+
+    def dispose(self) -> None:
+        if self.engine is not self.store.engine:
+            self.engine.dispose()

@@ -1,0 +1,331 @@
+"""The book service against real databases (SQLite and PostgreSQL, the ``store`` fixtures): books,
+lookups with symmetries and transpositions, the bot's move, games, SGF, progress, health, limits,
+the admin token and the lookup cache."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from sgfmill import sgf
+
+from api.app import create_app
+from obook.book.keys import opening_statistics
+from obook.book.library import BookSettings, ensure_book
+from obook.config import Settings
+from obook.store import queries as q
+from obook.store.models import SELFPLAY
+
+GAMES = [
+    ("E5 G5 C5", "B"),
+    ("E5 G5 D3", "W"),
+    ("E5 C4", "B"),
+    ("C3 D4", "W"),  # seen from G7 (rotated by 180 degrees), White's answer is F6
+    ("C3 G7 E5 D5", "W"),  # reached again by E5 G7 C3: a transposition
+]
+
+
+def add_game(store, book, moves: str, winner: str | None) -> int:
+    words = moves.split()
+    stats = opening_statistics(book.size, book.komi, book.superko, words, winner, book.depth)
+    with store.write() as conn:
+        return q.insert_finished_game(conn, book.id, words, "m" * len(words), f"{winner}+R" if winner else "0",
+                                      winner, None, SELFPLAY, None, stats)
+
+
+@pytest.fixture
+def book(store):
+    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
+    for moves, winner in GAMES:
+        add_game(store, book, moves, winner)
+    return book
+
+
+def make_client(store_url, **settings) -> TestClient:
+    return TestClient(create_app(store_url, Settings(**{"api_cache_seconds": 0, **settings})))
+
+
+@pytest.fixture
+def client(store_url, book):
+    with make_client(store_url) as client:
+        yield client
+
+
+def candidates(answer) -> dict[str, tuple[int, int]]:
+    return {c["move"]: (c["games"], c["wins"]) for c in answer["candidates"]}
+
+
+# ---- books -----------------------------------------------------------------------------------------
+
+
+def test_books_lists_counts_and_pages(client, store):
+    ensure_book(store, "another", BookSettings(size=7, komi=9, algorithm="mbm"))
+    answer = client.get("/v1/books").json()
+    assert answer["total"] == 2
+    assert [b["name"] for b in answer["items"]] == ["another", "demo"]
+    demo = answer["items"][1]
+    assert (demo["size"], demo["komi"], demo["algorithm"]) == (9, 7.5, "mvbm")
+    assert (demo["games_finished"], demo["games_in_progress"]) == (len(GAMES), 0)
+    page = client.get("/v1/books", params={"limit": 1, "offset": 1}).json()
+    assert [b["name"] for b in page["items"]] == ["demo"] and page["total"] == 2
+    assert client.get("/v1/books", params={"limit": 201}).status_code == 422
+    assert client.get("/v1/books", params={"offset": -1}).status_code == 422
+
+
+# ---- lookups ---------------------------------------------------------------------------------------
+
+
+def test_lookup_root_has_every_first_move(client):
+    answer = client.get("/v1/books/demo/lookup").json()
+    assert answer["in_book"] and answer["to_move"] == "B" and answer["move_number"] == 1
+    assert candidates(answer) == {"E5": (3, 2), "C3": (2, 0)}  # C3's two games were both won by White
+    assert answer["usage_move"] == "E5" and answer["book_move"] == "E5"
+    assert answer["candidates"][0]["winrate"] == pytest.approx(2 / 3)
+    assert answer["candidates"][0]["share"] == 1.0  # E5 won every game Black won here
+    assert answer["stones"] == [] and answer["games"] == 5
+
+
+def test_lookup_answers_in_the_callers_orientation(client):
+    after_g7 = client.get("/v1/books/demo/lookup", params={"moves": "G7"}).json()
+    assert candidates(after_g7) == {"F6": (1, 1), "C3": (1, 1)}  # D4 and G7 of the stored C3 games, rotated
+    assert after_g7["stones"] == [{"vertex": "G7", "color": "B", "move": 1}]
+    after_e5 = client.get("/v1/books/demo/lookup", params={"moves": "E5"}).json()
+    assert candidates(after_e5) == {"G5": (2, 1), "C4": (1, 0)}
+
+
+def test_lookup_resolves_transpositions(client):
+    direct = client.get("/v1/books/demo/lookup", params={"moves": "C3,G7,E5"}).json()
+    transposed = client.get("/v1/books/demo/lookup", params={"moves": "E5 G7 C3"}).json()
+    assert candidates(direct) == candidates(transposed) == {"D5": (1, 1)}
+    assert transposed["moves"] == ["E5", "G7", "C3"] and transposed["to_move"] == "W"
+    assert [s["move"] for s in transposed["stones"]] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("moves", ["E5,G5", "e5 g5", "E5;g5", " e5 ,  G5 ", "E5\tg5"])
+def test_lookup_accepts_every_move_spelling(client, moves):
+    answer = client.get("/v1/books/demo/lookup", params={"moves": moves}).json()
+    assert answer["moves"] == ["E5", "G5"]
+    assert candidates(answer) == {"C5": (1, 1), "D3": (1, 0)}
+
+
+def test_lookup_with_passes_and_out_of_book(client):
+    answer = client.get("/v1/books/demo/lookup", params={"moves": "pass"}).json()
+    assert answer == {**answer, "moves": ["pass"], "to_move": "W", "in_book": False, "candidates": [],
+                      "usage_move": None, "book_move": None, "games": 0}
+    assert client.get("/v1/books/demo/lookup", params={"moves": "E5,PASS"}).json()["moves"] == ["E5", "pass"]
+
+
+@pytest.mark.parametrize("moves, named, why", [
+    ("E5,Z9", "Z9", "invalid vertex"),
+    ("E5,E5", "E5", "occupied"),
+    ("K5", "K5", "off a 9x9 board"),
+    ("E5,G5,I3", "I3", "invalid vertex"),
+    ("E5,,G5x", "G5x", "invalid vertex"),
+])
+def test_bad_moves_are_422_naming_the_move(client, moves, named, why):
+    answer = client.get("/v1/books/demo/lookup", params={"moves": moves})
+    assert answer.status_code == 422
+    detail = answer.json()["detail"]
+    assert named in detail and why in detail
+    assert client.get("/v1/books/demo/move", params={"moves": moves}).status_code == 422
+
+
+def test_suicide_and_ko_are_illegal(client):
+    suicide = "B1 A2 C1 B2 pass C2 pass D1 A1"  # White stones around A1; Black A1 has no liberty
+    answer = client.get("/v1/books/demo/lookup", params={"moves": suicide})
+    assert answer.status_code == 422 and "move 9 (A1)" in answer.json()["detail"]
+    assert "suicide" in answer.json()["detail"]
+
+
+def test_too_many_moves_or_too_long_text_is_422(client):
+    assert client.get("/v1/books/demo/lookup", params={"moves": ",".join(["pass"] * 800)}).status_code == 422
+    assert client.get("/v1/books/demo/lookup", params={"moves": "E5 " * 2000}).status_code == 422
+
+
+def test_unknown_book_is_404(client):
+    for path in ("/v1/books/nope/lookup", "/v1/books/nope/move", "/v1/books/nope/games", "/v1/books/nope/export.sgf"):
+        answer = client.get(path)
+        assert answer.status_code == 404, path
+        assert "no book named 'nope'" in answer.json()["detail"]
+    assert client.get("/v1/books/with%20space/lookup").status_code == 422
+
+
+# ---- the bot's move --------------------------------------------------------------------------------
+
+
+def test_move_is_the_usage_rule(client):
+    assert client.get("/v1/books/demo/move").json() == {
+        "book": "demo", "moves": [], "to_move": "B", "move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3)}
+    assert client.get("/v1/books/demo/move", params={"moves": "e5"}).json()["move"] == "G5"
+
+
+def test_move_out_of_book_is_404_saying_so(client, store, book):
+    nothing = client.get("/v1/books/demo/move", params={"moves": "A1"})
+    assert nothing.status_code == 404
+    assert nothing.json() == {"detail": "out of book after A1: no game went through this position", "out_of_book": True}
+    add_game(store, book, "A1 B1 C1", None)  # a jigo: games but no wins
+    no_win = client.get("/v1/books/demo/move", params={"moves": "A1"})
+    assert no_win.status_code == 404 and "no move has won a game here" in no_win.json()["detail"]
+    assert client.get("/v1/books/demo/lookup", params={"moves": "A1"}).json()["in_book"] is True
+
+
+def test_min_games_filters_the_usage_rule(client):
+    assert client.get("/v1/books/demo/move", params={"min_games": 3}).json()["move"] == "E5"
+    assert client.get("/v1/books/demo/move", params={"min_games": 4}).status_code == 404
+    assert client.get("/v1/books/demo/move", params={"min_games": 0}).status_code == 422
+
+
+# ---- games and SGF ---------------------------------------------------------------------------------
+
+
+def test_game_as_json_and_sgf(client, store, book):
+    with store.read() as conn:
+        game = q.list_games(conn, book.id, newest_first=False)[0]
+    answer = client.get(f"/v1/games/{game.id}").json()
+    assert answer["moves"] == ["E5", "G5", "C5"] and answer["book"] == "demo" and answer["winner"] == "B"
+    text = client.get(f"/v1/games/{game.id}.sgf")
+    assert text.status_code == 200 and text.headers["content-type"].startswith("application/x-go-sgf")
+    parsed = sgf.Sgf_game.from_bytes(text.content)
+    assert parsed.get_size() == 9 and parsed.get_root().get("RE") == "B+R"
+    assert [n.get_move() for n in parsed.get_main_sequence()[1:]] == [("b", (4, 4)), ("w", (4, 6)), ("b", (4, 2))]
+
+
+def test_missing_or_bad_game_ids(client):
+    assert client.get("/v1/games/999999").status_code == 404
+    assert client.get("/v1/games/999999.sgf").status_code == 404
+    assert client.get("/v1/games/0").status_code == 422
+    assert client.get(f"/v1/games/{2**31}").status_code == 422
+    assert client.get("/v1/games/abc").status_code == 422
+
+
+def test_games_of_a_book_are_paged(client):
+    answer = client.get("/v1/books/demo/games", params={"limit": 2}).json()
+    assert answer["total"] == len(GAMES) and len(answer["items"]) == 2
+    rest = client.get("/v1/books/demo/games", params={"limit": 200, "offset": 2}).json()
+    assert len(rest["items"]) == len(GAMES) - 2
+    assert client.get("/v1/books/demo/games", params={"status": "in_progress"}).json()["total"] == 0
+    assert client.get("/v1/books/demo/games", params={"status": "bogus"}).status_code == 422
+
+
+def test_export_sgf_is_the_book_tree(client):
+    answer = client.get("/v1/books/demo/export.sgf", params={"depth": 2})
+    assert answer.status_code == 200
+    root = sgf.Sgf_game.from_bytes(answer.content).get_root()
+    assert sorted(child.get_move()[1] for child in root) == [(2, 2), (4, 4)]  # C3 and E5
+    assert client.get("/v1/books/demo/export.sgf", params={"max_nodes": 0}).status_code == 422
+
+
+# ---- progress --------------------------------------------------------------------------------------
+
+
+def test_progress_shows_games_in_flight_and_workers(client, store, book):
+    with store.write() as conn:
+        (game_id,) = q.top_up_games(conn, book.id, len(GAMES) + 1, [7])
+        game = q.claim_game(conn, book.id, "host:1:build1:abc", 60, game_id)
+        for vertex in ("E5", "G5", "F4"):
+            game = q.append_move(conn, game, "host:1:build1:abc", vertex, "m", 60)
+        q.heartbeat(conn, "host:1:build1:abc", host="host", pid=1, kind="local", book_id=book.id, game_id=game_id,
+                    moves="E5 G5 F4")
+    answer = client.get("/v1/progress").json()
+    totals = answer["totals"]
+    assert totals == {**totals, "books": 1, "games_finished": len(GAMES), "games_in_progress": 1, "live_workers": 1,
+                      "games_last_hour": len(GAMES)}
+    (demo,) = answer["books"]
+    assert demo["games_per_hour"] == len(GAMES) and sum(p["games"] for p in demo["rate"]) == len(GAMES)
+    assert demo["growth"][-1]["finished"] == len(GAMES)
+    (playing,) = demo["in_flight"]
+    assert playing["id"] == game_id and playing["moves"] == ["E5", "G5", "F4"] and playing["to_move"] == "W"
+    assert {s["vertex"]: (s["color"], s["move"]) for s in playing["stones"]} == {
+        "E5": ("B", 1), "G5": ("W", 2), "F4": ("B", 3)}
+    (worker,) = answer["workers"]
+    assert worker["book"] == "demo" and worker["game_id"] == game_id and worker["moves"] == ["E5", "G5", "F4"]
+    assert client.get("/v1/progress", params={"games_limit": 0}).json()["books"][0]["in_flight"] == []
+    assert client.get("/v1/progress", params={"games_limit": 21}).status_code == 422
+    assert client.get("/v1/progress", params={"limit": 51}).status_code == 422
+
+
+def test_progress_of_an_empty_store(store_url, store):
+    with make_client(store_url) as client:
+        answer = client.get("/v1/progress").json()
+    assert answer["books"] == [] and answer["workers"] == [] and answer["totals"]["books"] == 0
+
+
+# ---- health, admin, cache, pages -------------------------------------------------------------------
+
+
+def test_healthz(client, tmp_path):
+    answer = client.get("/healthz")
+    assert answer.status_code == 200 and answer.json()["status"] == "ok"
+    with make_client(f"sqlite:///{tmp_path / 'empty.db'}") as empty:
+        sick = empty.get("/healthz")
+        assert sick.status_code == 503 and "obook db upgrade" in sick.json()["detail"]
+        assert empty.get("/v1/books").status_code == 503
+
+
+def test_no_endpoint_changes_data_without_the_token(store_url, book):
+    with make_client(store_url) as closed:
+        assert closed.post("/v1/admin/cache/clear").status_code == 403
+        assert closed.post("/v1/books").status_code == 405
+        assert closed.delete("/v1/books/demo/lookup").status_code == 405
+    with make_client(store_url, admin_token="s3cret") as client:
+        assert client.post("/v1/admin/cache/clear").status_code == 401
+        assert client.post("/v1/admin/cache/clear", headers={"Authorization": "Bearer nope"}).status_code == 401
+        assert client.post("/v1/admin/cache/clear", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+
+
+def test_lookup_cache_keeps_answers_until_cleared(store_url, store, book):
+    token = {"Authorization": "Bearer t"}
+    with make_client(store_url, api_cache_seconds=600, api_fresh_seconds=3600, admin_token="t") as client:
+        before = client.get("/v1/books/demo/lookup", params={"moves": "e5 g5"}).json()
+        add_game(store, book, "E5 G5 C5", "B")
+        assert client.get("/v1/books/demo/lookup", params={"moves": "E5,G5"}).json() == before  # same question
+        assert client.post("/v1/admin/cache/clear", headers=token).json()["cleared"] >= 1
+        after = client.get("/v1/books/demo/lookup", params={"moves": "E5,G5"}).json()
+        assert candidates(after)["C5"] == (2, 2)
+
+
+def test_cached_answers_follow_new_games(store_url, store, book):
+    with make_client(store_url, api_cache_seconds=600, api_fresh_seconds=0) as client:
+        assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (1, 1)
+        assert client.get("/v1/books/demo/move", params={"moves": "E5 G5"}).json()["games"] == 1
+        add_game(store, book, "E5 G5 C5", "B")
+        assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (2, 2)
+        assert client.get("/v1/books/demo/move", params={"moves": "E5 G5"}).json()["games"] == 2
+
+
+def test_cached_answers_are_at_most_two_checks_behind_the_book(store_url, store, book):
+    with make_client(store_url, api_cache_seconds=600, api_fresh_seconds=0.2) as client:
+        assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (1, 1)
+        add_game(store, book, "E5 G5 C5", "B")
+        time.sleep(0.5)
+        assert candidates(client.get("/v1/books/demo/lookup", params={"moves": "E5 G5"}).json())["C5"] == (2, 2)
+
+
+def test_cached_answers_are_only_served_to_requests_the_route_accepts(store_url, book):
+    with make_client(store_url, api_cache_seconds=600, api_fresh_seconds=3600) as client:
+        first = client.get("/v1/books/demo/lookup?moves=E5")
+        assert first.status_code == 200
+        assert client.get("/v1/books/demo/lookup?moves=e5&min_games=1").json() == first.json()
+        assert client.get("/v1/books/demo/lookup?moves=E5&min_games=0").status_code == 422
+        assert client.get("/v1/books/demo/lookup?moves=E5&min_games=x").status_code == 422
+        assert client.get("/v1/books/demo/lookup", params={"moves": "E5" + "," * 4000}).status_code == 422
+        assert client.get("/v1/books/demo/lookup?moves=G5&moves=E5").json() == first.json()  # the last one counts
+        assert client.get("/v1/books/demo/lookup?moves=E5&unknown=1").json() == first.json()
+        assert client.get("/v1/books/de%20mo/lookup?moves=E5").status_code == 422
+
+
+def test_dashboard_page_and_static_files(client):
+    page = client.get("/dashboard")
+    assert page.status_code == 200 and 'type="module"' in page.text
+    for name in ("dashboard.js", "board.js", "charts.js", "dashboard.css"):
+        assert client.get(f"/static/{name}").status_code == 200, name
+    assert client.get("/", follow_redirects=False).headers["location"] == "/dashboard"
+    assert "/v1/books/{book}/lookup" in client.get("/openapi.json").json()["paths"]
+
+
+def test_serve_refuses_a_database_without_schema(tmp_path, capsys):
+    from obook.cli import main
+
+    assert main(["serve", "--db", str(tmp_path / "none.db"), "--port", "0"]) == 2
+    assert "obook db upgrade" in capsys.readouterr().err
