@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "obook.commands.gtp",
     "obook.commands.match",
     "obook.commands.book",
+    "obook.commands.grid",
     "obook.mines.cli",
 )
 

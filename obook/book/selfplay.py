@@ -108,9 +108,16 @@ class SelfPlayer:
 
     # ---- leases ---------------------------------------------------------------------------------
 
-    def claim(self, game_id: int | None = None) -> q.GameRow | None:
+    def claim(self, game_id: int | None = None, handoff: str | None = None) -> q.GameRow | None:
+        """Take a game's lease: one nobody holds, or ``game_id``; with ``handoff`` (a grid task's
+        token) also when that token holds it, which is how a game passes from task to task."""
         with self.store.write() as conn:
-            game = q.claim_game(conn, self.book.id, self.owner, self.lease_seconds, game_id)
+            game = None
+            if handoff is not None and game_id is not None and q.pass_lease(
+                    conn, game_id, handoff, self.owner, self.lease_seconds):
+                game = q.get_game(conn, game_id)
+            if game is None:
+                game = q.claim_game(conn, self.book.id, self.owner, self.lease_seconds, game_id)
             if game is not None:
                 q.heartbeat(conn, self.owner, **self._beat(game))
         return game
@@ -141,6 +148,8 @@ class SelfPlayer:
             pick = coevolution_move(candidates, self.book.threshold)
             if pick is not None:
                 return Choice(pick.vertex, BOOK, pick.winrate)
+        with self.store.write() as conn:
+            q.count_search(conn, game.id)
         self.player.reseed(move_seed(game.seed, len(position.moves)))
         interval = max(1.0, self.lease_seconds / 4)
         result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game), progress_interval=interval)
@@ -196,6 +205,10 @@ class SelfPlayer:
 
     def finish(self, game: q.GameRow, position: Position, outcome: Outcome | None = None) -> bool:
         """Close the game and count it; False when it was already closed or is no longer ours."""
+        problem = self.inconsistency(game, resigned=outcome is not None)
+        if problem is not None:
+            self._abandon(game, problem)
+            return True
         outcome = outcome or self.outcome(game, position)
         stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves, outcome.winner,
                                    self.book.depth)
@@ -206,6 +219,19 @@ class SelfPlayer:
             raise LeaseLost(f"game {game.id}: finished or taken by another player")
         log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
         return True
+
+    def inconsistency(self, game: q.GameRow, resigned: bool) -> str | None:
+        """Why ``game`` must not be counted (None: it may): its stored moves are replayed through the
+        rules from the empty board, one origin per move, and it must be over unless it was resigned."""
+        if len(game.origins) != len(game.moves):
+            return f"{len(game.moves)} moves but {len(game.origins)} move origins"
+        try:
+            position = replay(self.book.size, self.book.komi, self.book.superko, game.moves)
+        except BookGameError as exc:
+            return f"illegal stored game: {exc}"
+        if not resigned and not self.is_over(position):
+            return f"not over after {len(game.moves)} moves"
+        return None
 
     def _abandon(self, game: q.GameRow, reason: str) -> None:
         log.error("game %d abandoned: %s", game.id, reason)

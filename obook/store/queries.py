@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, delete, func, or_, select, update
+from sqlalchemy import Connection, and_, delete, func, or_, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from obook.errors import ObookError
@@ -198,6 +198,30 @@ def renew_lease(conn: Connection, game_id: int, owner: str, lease_seconds: float
 def release_lease(conn: Connection, game_id: int, owner: str) -> None:
     conn.execute(update(GAMES).where(GAMES.c.id == game_id, GAMES.c.lease_owner == owner).values(
         lease_owner=None, lease_until=None))
+
+
+def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease_seconds: float) -> bool:
+    """Hand the lease of an in-progress game from ``owner`` to ``successor`` (a grid task token, or
+    the worker that received the token). False when ``owner`` no longer holds it."""
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
+    ).values(lease_owner=successor, lease_until=utcnow() + dt.timedelta(seconds=lease_seconds)))
+    return result.rowcount == 1
+
+
+def count_search(conn: Connection, game_id: int) -> None:
+    """One more mutation search started on ``game_id``. A lost count costs nothing, so PostgreSQL
+    need not wait for the disk."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
+    conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(searches=GAMES.c.searches + 1))
+
+
+def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, dt.datetime | None]]:
+    """(id, lease owner, lease end) of every in-progress game of a book, oldest first."""
+    rows = conn.execute(select(GAMES.c.id, GAMES.c.lease_owner, GAMES.c.lease_until).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS).order_by(GAMES.c.id))
+    return [(i, o, as_utc(u)) for i, o, u in rows]
 
 
 def held_leases(conn: Connection) -> list[tuple[int, str]]:
