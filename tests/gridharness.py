@@ -78,6 +78,17 @@ class Grid:
     def alive_workers(self) -> list[subprocess.Popen]:
         return [w for w in self.workers if w.poll() is None]
 
+    def playing_workers(self) -> list[subprocess.Popen]:
+        """Live workers one of whose processes holds a game now (by the heartbeat's pid)."""
+        pids = {pid for (pid,) in self.sql("SELECT pid FROM workers WHERE game_id IS NOT NULL")}
+        groups = set()
+        for pid in pids:
+            try:
+                groups.add(os.getpgid(pid))
+            except ProcessLookupError:
+                pass
+        return [w for w in self.alive_workers() if w.pid in groups]
+
     def start_driver(self, book: str, target: int, *book_options: str) -> subprocess.Popen:
         log = open(self.logs / "driver.log", "a")
         self.driver = subprocess.Popen([*OBOOK, "grid", "run", "--book", book, "--target-games", str(target),

@@ -74,20 +74,22 @@ def test_preempted_workers(grid):
     grid.start_driver("preempt", target, *BOOK_OPTIONS)
     wait_until(lambda: grid.finished("preempt") >= 1, 180, what="a first finished game")
     rng = random.Random(5)
-    kills = 0
-    while grid.driver.poll() is None and kills < 10:
-        time.sleep(rng.uniform(2.0, 4.0))
+    kills = kills_in_game = 0
+    while grid.driver.poll() is None and kills < 12:
+        time.sleep(rng.uniform(1.5, 3.5))
         if grid.driver.poll() is not None:
             break
-        victim = rng.choice(grid.alive_workers())
+        playing = grid.playing_workers()  # prefer a worker in the middle of a game
+        victim = rng.choice(playing or grid.alive_workers())
         grid.kill(victim)
         victim.wait(10)
         kills += 1
+        kills_in_game += bool(playing)
         grid.start_worker()
     wait_for_driver(grid, 300)
     lost = grid.check_build("preempt", target, max_lost=kills)
-    print(f"{kills} workers killed, {lost} searches lost")
-    assert kills >= 3
+    print(f"{kills} workers killed ({kills_in_game} in a game), {lost} searches lost")
+    assert kills >= 5 and kills_in_game >= 3
 
 
 def test_broker_restart_loses_nothing(grid):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -105,12 +106,17 @@ class SelfPlayer:
         self.lease_seconds = lease_seconds or max(settings().lease_seconds, 4 * think + 10)
         self.player = player or make_player(self.config)
         self.stopping = False
+        self._replayed: tuple[int, tuple[str, ...], Position] | None = None  # the last position advanced to
+        self.heartbeat_seconds = 0.0  # least time between two heartbeats written with a move
+        self._prepared: tuple[int, int, object] | None = None  # (game, move number, book pick) counted ahead
+        self._last_beat = 0.0
 
     # ---- leases ---------------------------------------------------------------------------------
 
     def claim(self, game_id: int | None = None, handoff: str | None = None) -> q.GameRow | None:
         """Take a game's lease: one nobody holds, or ``game_id``; with ``handoff`` (a grid task's
         token) also when that token holds it, which is how a game passes from task to task."""
+        self._prepared = None
         with self.store.write() as conn:
             game = None
             if handoff is not None and game_id is not None and q.pass_lease(
@@ -135,27 +141,43 @@ class SelfPlayer:
     # ---- one move -------------------------------------------------------------------------------
 
     def position(self, game: q.GameRow) -> Position:
+        """The position after the game's stored moves: the one this player advanced to when the game
+        is as it left it (no replay from the empty board at every move), else a replay."""
+        cached = self._replayed
+        self._replayed = None
+        if cached is not None and cached[0] == game.id and cached[1] == game.moves:
+            return cached[2]
         return replay(self.book.size, self.book.komi, self.book.superko, game.moves)
 
     def is_over(self, position: Position) -> bool:
         return position.passes >= 2 or len(position.moves) >= max_moves(self.book.size)
 
     def choose(self, game: q.GameRow, position: Position) -> Choice:
-        """The book move when one beats the threshold, otherwise the mutation player's move."""
-        if len(position.moves) < self.book.depth:
-            with self.store.read() as conn:
-                candidates = book_candidates(conn, self.book, position)
-            pick = coevolution_move(candidates, self.book.threshold)
+        """The book move when one beats the threshold, otherwise the mutation player's move. The
+        search is counted in the store before it starts (``games.searches``), in the transaction
+        that stored the previous move when this player prepared it (``advance(more=True)``)."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared[:2] == (game.id, len(position.moves)):
+            pick = prepared[2]
             if pick is not None:
                 return Choice(pick.vertex, BOOK, pick.winrate)
-        with self.store.write() as conn:
-            q.count_search(conn, game.id)
+        else:
+            with self.store.write() as conn:  # one transaction: the book's statistics, else count the search
+                pick = self._book_pick(conn, position)
+                if pick is not None:
+                    return Choice(pick.vertex, BOOK, pick.winrate)
+                q.count_search(conn, game.id)
         self.player.reseed(move_seed(game.seed, len(position.moves)))
         interval = max(1.0, self.lease_seconds / 4)
         result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game), progress_interval=interval)
         if result.resign:
             return Choice("resign", SEARCH, result.winrate)
         return Choice(position.vertex(result.move), SEARCH, result.winrate)
+
+    def _book_pick(self, conn, position: Position):
+        if len(position.moves) >= self.book.depth:
+            return None
+        return coevolution_move(book_candidates(conn, self.book, position), self.book.threshold)
 
     def _keep_lease(self, game: q.GameRow) -> None:
         with self.store.write() as conn:
@@ -165,9 +187,11 @@ class SelfPlayer:
         if self.stopping:
             raise KeyboardInterrupt
 
-    def advance(self, game: q.GameRow) -> tuple[q.GameRow, bool]:
+    def advance(self, game: q.GameRow, more: bool = False) -> tuple[q.GameRow, bool]:
         """Play one move of ``game`` (or finish it when it is over). Returns (game as stored now,
-        finished?). Raises ``LeaseLost`` when someone else plays this game."""
+        finished?). Raises ``LeaseLost`` when someone else plays this game. ``more``: the caller
+        will advance this game again at once, so the transaction storing this move also prepares
+        the next one (its book move, or the count of its search): one transaction per move."""
         try:
             position = self.position(game)
         except BookGameError as exc:
@@ -180,14 +204,24 @@ class SelfPlayer:
             loser = "B" if position.to_move == BLACK else "W"
             winner = "W" if loser == "B" else "B"
             return game, self.finish(game, position, Outcome(f"{winner}+R", winner, None))
+        position.play(choice.vertex)
+        over = self.is_over(position)
         with self.store.write() as conn:
-            stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds)
+            pick = self._book_pick(conn, position) if more and not over else None
+            search_next = more and not over and pick is None
+            stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds,
+                                   count_search=search_next)
             if stored is None:
                 raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
-            q.heartbeat(conn, self.owner, **self._beat(stored))
-        position.play(choice.vertex)
-        if self.is_over(position):
+            now = time.monotonic()
+            if now - self._last_beat >= self.heartbeat_seconds:
+                q.heartbeat(conn, self.owner, **self._beat(stored))
+                self._last_beat = now
+        if over:
             return stored, self.finish(stored, position)
+        self._replayed = (stored.id, stored.moves, position)
+        if more:
+            self._prepared = (stored.id, len(stored.moves), pick)
         return stored, False
 
     # ---- the end --------------------------------------------------------------------------------

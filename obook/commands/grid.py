@@ -66,6 +66,7 @@ def cmd_grid_run(args) -> int:
         raise ObookError("--target-games must be at least 1")
     _environment(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s driver: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
     from workers.driver import celery_driver
 
     s = settings()

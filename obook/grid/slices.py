@@ -10,8 +10,9 @@ name for a fresh token and sends that token in the next message. So:
 - a lost message (the broker restarted, a publish failed) leaves a token that expires, and the
   driver sends the game again;
 - a killed worker leaves its own name on a lease that expires, and the driver sends the game again;
-- a slice lasts ``slice_seconds`` plus at most one move, far below the visibility timeout, so a
-  warm shutdown (SIGTERM) ends within one slice, having stored every move it finished.
+- a slice lasts ``slice_seconds`` plus at most one move, far below the visibility timeout; told to
+  stop (a warm shutdown), it stores the move it is playing and at most the next one, already
+  counted as started, then hands the game on.
 """
 
 from __future__ import annotations
@@ -62,13 +63,11 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
     started = time.monotonic()
     try:
         while True:
-            game, finished = player.advance(game)
+            more = not stop_requested() and time.monotonic() - started < slice_seconds
+            game, finished = player.advance(game, more=more)  # more: the next move is prepared (and counted)
             if finished:
                 return FINISHED
-            if stop_requested():
-                hand_over(player, game.id, hand_on)
-                return STOPPED
-            if time.monotonic() - started >= slice_seconds:
+            if not more:
                 break
     except LeaseLost as exc:
         log.warning("%s", exc)
@@ -78,7 +77,7 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
         hand_over(player, game_id, hand_on, attempts=5)
         return LOST
     hand_over(player, game.id, hand_on)
-    return HANDED_ON
+    return STOPPED if stop_requested() else HANDED_ON
 
 
 def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:

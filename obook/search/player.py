@@ -127,10 +127,15 @@ class RandomPlayer(Player):
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
         from obook.go.board import is_eye
+        from obook.search.flat import candidate_moves
 
         start = time.perf_counter()
-        mover = position.to_move
-        candidates = [p for p in position.legal_moves() if not is_eye(position.board, p, mover)]
+        out = np.zeros(position.board.color.shape[0] + 1, np.int64)
+        n = int(candidate_moves(position.board, out)) - 1  # legal non-eye moves under simple ko, then PASS
+        candidates = [int(p) for p in out[:n]]
+        if position.superko:  # positional superko forbids more than the board knows
+            mover = position.to_move
+            candidates = [p for p in position.legal_moves() if not is_eye(position.board, p, mover)]
         move = self.rng.choice(candidates) if candidates else PASS
         return SearchResult(move=move, resign=False, winrate=0.5, playouts=0, seconds=time.perf_counter() - start,
                             moves=[MoveStats(point=move, visits=1, winrate=0.5, variance=0.0, pv=[move])], pv=[move])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, delete, func, or_, select, text, update
+from sqlalchemy import Connection, and_, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from obook.errors import ObookError
@@ -210,10 +210,7 @@ def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease
 
 
 def count_search(conn: Connection, game_id: int) -> None:
-    """One more mutation search started on ``game_id``. A lost count costs nothing, so PostgreSQL
-    need not wait for the disk."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(text("SET LOCAL synchronous_commit TO OFF"))
+    """One more mutation search started on ``game_id`` (committed before the search starts)."""
     conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(searches=GAMES.c.searches + 1))
 
 
@@ -231,16 +228,18 @@ def held_leases(conn: Connection) -> list[tuple[int, str]]:
 
 
 def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin: str,
-                lease_seconds: float) -> GameRow | None:
-    """Store one more move of ``game`` (as it was read) and renew the lease. ``None`` when the game
+                lease_seconds: float, count_search: bool = False) -> GameRow | None:
+    """Store one more move of ``game`` (as it was read) and renew the lease; ``count_search``: the
+    player starts a search for the next move at once (see ``count_search``). ``None`` when the game
     changed meanwhile (another player holds it, or the move is already stored): the caller stops."""
     moves = game.moves + (vertex,)
     now = utcnow()
+    counted = {"searches": GAMES.c.searches + 1} if count_search else {}
     result = conn.execute(update(GAMES).where(
         GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves,
         GAMES.c.lease_owner == owner,
     ).values(moves=" ".join(moves), n_moves=len(moves), origins=game.origins + origin, updated_at=now,
-             lease_until=now + dt.timedelta(seconds=lease_seconds)))
+             lease_until=now + dt.timedelta(seconds=lease_seconds), **counted))
     if result.rowcount != 1:
         return None
     return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": now})
