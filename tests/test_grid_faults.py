@@ -71,25 +71,27 @@ def test_preempted_workers(grid):
     target = 40
     for _ in range(3):
         grid.start_worker()
-    grid.start_driver("preempt", target, *BOOK_OPTIONS)
+    grid.start_driver("preempt", target, "--size", "5", "--search", "playouts=100", "--seconds-per-move", "0",
+                      "--depth", "10")
     wait_until(lambda: grid.finished("preempt") >= 1, 180, what="a first finished game")
     rng = random.Random(5)
-    kills = kills_in_game = 0
-    while grid.driver.poll() is None and kills < 12:
-        time.sleep(rng.uniform(1.5, 3.5))
-        if grid.driver.poll() is not None:
+    kills = 0
+    while grid.driver.poll() is None and kills < 10:
+        time.sleep(rng.uniform(1.0, 3.0))
+        deadline = time.monotonic() + 30
+        while not (playing := grid.playing_workers()) and grid.driver.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not playing:
             break
-        playing = grid.playing_workers()  # prefer a worker in the middle of a game
-        victim = rng.choice(playing or grid.alive_workers())
+        victim = rng.choice(playing)  # a worker in the middle of a game, as a preemption would find it
         grid.kill(victim)
         victim.wait(10)
         kills += 1
-        kills_in_game += bool(playing)
         grid.start_worker()
     wait_for_driver(grid, 300)
     lost = grid.check_build("preempt", target, max_lost=kills)
-    print(f"{kills} workers killed ({kills_in_game} in a game), {lost} searches lost")
-    assert kills >= 5 and kills_in_game >= 3
+    print(f"{kills} workers killed in a game, {lost} searches lost")
+    assert kills >= 5
 
 
 def test_broker_restart_loses_nothing(grid):
@@ -108,8 +110,9 @@ def test_broker_restart_loses_nothing(grid):
     grid.check_build("broker", target, max_lost=2)  # a slice may lose its move when its publish fails
 
 
-def test_database_connections_dropped(grid):
-    """Every connection of the workers and the driver is terminated twice mid-build."""
+def test_database_connections_dropped_and_driver_restarted(grid):
+    """Every connection of the workers and the driver is terminated twice mid-build; in between,
+    the driver is killed and started again (it keeps nothing but what the store holds)."""
     target = 12
     for _ in range(2):
         grid.start_worker()
@@ -120,6 +123,10 @@ def test_database_connections_dropped(grid):
         terminated = grid.sql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
                               "WHERE datname = :db AND pid <> pg_backend_pid()", db=database)[0][0]
         assert terminated >= 1
+        if threshold == 2:
+            grid.kill(grid.driver)
+            grid.driver.wait(10)
+            grid.start_driver("blip", target, *BOOK_OPTIONS)
     wait_for_driver(grid, 240)
     grid.check_build("blip", target, max_lost=4)  # a search whose move could not be stored is lost
 

@@ -79,6 +79,11 @@ def _player(book_name: str) -> SelfPlayer:
             book = q.get_book(conn, book_name)
         player = SelfPlayer(store, book, owner=_owner(), kind="celery")  # EngineMismatch for another version
         player.heartbeat_seconds = HEARTBEAT_SECONDS
+        longest = settings().slice_seconds + player.config.seconds
+        if longest > settings().visibility_timeout / 2:
+            log.warning("book %r: a slice may last %.0f s, near the broker's visibility timeout (%.0f s): "
+                        "Redis may deliver it twice (harmless, the lease decides, but wasteful); "
+                        "raise OBOOK_VISIBILITY_TIMEOUT", book_name, longest, settings().visibility_timeout)
         _state["players"][book_name] = player
     return player
 
