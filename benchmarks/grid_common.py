@@ -69,12 +69,13 @@ class GridRun:
             [*OBOOK, "grid", "run", "--book", self.book, "--target-games", str(self.target), "--poll", "0.5",
              *self.book_options], env=self.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True))
 
-    def totals(self) -> tuple[int, int]:
-        """(moves stored in every game of the book, finished games)."""
+    def totals(self) -> tuple[int, int, int]:
+        """(moves stored in every game of the book, finished games, searches started)."""
         with self.engine.connect() as conn:
-            moves, finished = conn.execute(text(
-                "SELECT coalesce(sum(n_moves), 0), count(*) FILTER (WHERE status = 'finished') FROM games")).one()
-        return int(moves), int(finished)
+            moves, finished, searches = conn.execute(text(
+                "SELECT coalesce(sum(n_moves), 0), count(*) FILTER (WHERE status = 'finished'), "
+                "coalesce(sum(searches), 0) FROM games")).one()
+        return int(moves), int(finished), int(searches)
 
     def measure(self, warm_games: int, seconds: float) -> dict:
         """Rates over ``seconds`` once ``warm_games`` games have finished (the workers are warm)."""
@@ -83,13 +84,16 @@ class GridRun:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"no warm-up after 600 s; logs in {self.logs}")
             time.sleep(0.5)
-        moves0, games0 = self.totals()
+        moves0, games0, searches0 = self.totals()
         t0 = time.monotonic()
         time.sleep(seconds)
-        moves1, games1 = self.totals()
+        moves1, games1, searches1 = self.totals()
         elapsed = time.monotonic() - t0
-        return {"seconds": round(elapsed, 1), "moves": moves1 - moves0, "games": games1 - games0,
+        with self.engine.connect() as conn:
+            mean_moves = conn.execute(text("SELECT avg(n_moves) FROM games WHERE status = 'finished'")).scalar()
+        return {"mean_moves_per_game": round(float(mean_moves or 0), 1),"seconds": round(elapsed, 1), "moves": moves1 - moves0, "games": games1 - games0,
                 "moves_per_second": round((moves1 - moves0) / elapsed, 1),
+                "searches_per_second": round((searches1 - searches0) / elapsed, 2),
                 "games_per_second": round((games1 - games0) / elapsed, 2),
                 "games_per_hour": round((games1 - games0) * 3600 / elapsed)}
 

@@ -43,7 +43,7 @@ def lease_of(store, game_id):
 
 def test_wanted_in_flight_follows_the_live_workers():
     assert wanted_in_flight(0, 2) == 2
-    assert wanted_in_flight(3, 2) == 4
+    assert wanted_in_flight(3, 2) == 5
     assert wanted_in_flight(40, 2) == 50
 
 
@@ -55,18 +55,18 @@ def test_token_age():
 def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store):
     book = ensure_book(store, "d", RANDOM_BOOK)
     outbox = Outbox()
-    driver = Driver(store, DriverPlan(book="d", target=3, min_in_flight=2), send=outbox, pending=outbox.text)
+    driver = Driver(store, DriverPlan(book="d", target=4, min_in_flight=2), send=outbox, pending=outbox.text)
     step = driver.step()
     assert len(step.created) == 2 and sorted(step.sent) == sorted(step.created)
     assert driver.step().sent == []  # their tokens are fresh and their messages are pending
-    with store.write() as conn:  # a third live worker appears: one more game, up to the target only
+    with store.write() as conn:  # live workers appear: more games, up to the target only
         for n in range(3):
             q.heartbeat(conn, f"h:{n}:celery:x", kind="celery")
     step = driver.step()
-    assert len(step.created) == 1
+    assert len(step.created) == 2
     assert driver.step().created == []
     with store.read() as conn:
-        assert q.game_counts(conn, book.id)[book.id] == {"in_progress": 3}
+        assert q.game_counts(conn, book.id)[book.id] == {"in_progress": 4}
 
 
 def test_driver_resends_expired_leases_and_lost_messages(store):

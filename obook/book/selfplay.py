@@ -206,7 +206,7 @@ class SelfPlayer:
             return game, self.finish(game, position, Outcome(f"{winner}+R", winner, None))
         position.play(choice.vertex)
         over = self.is_over(position)
-        with self.store.write() as conn:
+        with self.store.statements() as conn:  # each statement is guarded on its own: no transaction needed
             pick = self._book_pick(conn, position) if more and not over else None
             search_next = more and not over and pick is None
             stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds,

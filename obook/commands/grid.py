@@ -24,7 +24,7 @@ def register(subparsers) -> None:
     r.add_argument("--depth", type=int, default=None, help="new book: moves of each game that count (20)")
     r.add_argument("--search", default=None, help="new book: search options of the mutation player")
     r.add_argument("--seconds-per-move", type=float, default=None, help="new book: thinking time (1.0)")
-    r.add_argument("--poll", type=float, default=1.0, help="seconds between two looks at the store")
+    r.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the store")
     r.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
     r.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
     r.add_argument("--max-seconds", type=float, default=None, help="give up after this long (exit 1)")

@@ -58,8 +58,9 @@ class DriverStep:
 
 
 def wanted_in_flight(live_workers: int, minimum: int) -> int:
-    """Live players plus a margin of a quarter (at least one) waiting in the queue."""
-    return max(minimum, live_workers + max(1, live_workers // 4))
+    """Live players plus a margin of a quarter (at least two) waiting in the queue, so that a player
+    finishing a game between two steps of the driver finds the next one waiting."""
+    return max(minimum, live_workers + max(2, live_workers // 4))
 
 
 class Driver:

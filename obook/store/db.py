@@ -97,6 +97,23 @@ class Store:
             yield conn
 
     @contextmanager
+    def statements(self) -> Iterator[Connection]:
+        """A connection on which each statement commits by itself: one round trip for a guarded
+        single-statement write (BEGIN and COMMIT cost one more each on PostgreSQL). On SQLite, an
+        ordinary writing transaction."""
+        if self.is_sqlite:
+            with self.write() as conn:
+                yield conn
+            return
+        try:
+            with self.writer.connect() as conn:
+                yield conn.execution_options(isolation_level="AUTOCOMMIT")
+        except OperationalError as exc:
+            if _is_connection_error(exc):
+                raise StoreError(f"cannot reach the database {self.name}: {_first_line(exc)}") from None
+            raise
+
+    @contextmanager
     def _connect(self, engine: Engine) -> Iterator[Connection]:
         try:
             with engine.begin() as conn:
