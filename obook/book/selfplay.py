@@ -239,7 +239,7 @@ class SelfPlayer:
 
     def finish(self, game: q.GameRow, position: Position, outcome: Outcome | None = None) -> bool:
         """Close the game and count it; False when it was already closed or is no longer ours."""
-        problem = self.inconsistency(game, resigned=outcome is not None)
+        problem = self.inconsistency(game, resigned=outcome is not None, position=position)
         if problem is not None:
             self._abandon(game, problem)
             return True
@@ -254,15 +254,19 @@ class SelfPlayer:
         log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
         return True
 
-    def inconsistency(self, game: q.GameRow, resigned: bool) -> str | None:
-        """Why ``game`` must not be counted (None: it may): its stored moves are replayed through the
-        rules from the empty board, one origin per move, and it must be over unless it was resigned."""
+    def inconsistency(self, game: q.GameRow, resigned: bool, position: Position | None = None) -> str | None:
+        """Why ``game`` must not be counted (None: it may): its stored moves must have been played
+        through the rules from the empty board (a replay, unless ``position`` is this player's own
+        position reached by exactly those moves), one origin per move, and it must be over unless
+        it was resigned."""
         if len(game.origins) != len(game.moves):
             return f"{len(game.moves)} moves but {len(game.origins)} move origins"
-        try:
-            position = replay(self.book.size, self.book.komi, self.book.superko, game.moves)
-        except BookGameError as exc:
-            return f"illegal stored game: {exc}"
+        played = position is not None and [position.vertex(p) for _, p in position.moves] == list(game.moves)
+        if not played:
+            try:
+                position = replay(self.book.size, self.book.komi, self.book.superko, game.moves)
+            except BookGameError as exc:
+                return f"illegal stored game: {exc}"
         if not resigned and not self.is_over(position):
             return f"not over after {len(game.moves)} moves"
         return None
