@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "obook.commands.match",
     "obook.commands.book",
     "obook.commands.serve",
+    "obook.commands.grid",
     "obook.mines.cli",
 )
 

@@ -18,6 +18,11 @@ class Settings(BaseSettings):
     broker_url: str = "redis://127.0.0.1:6379/0"  # the Celery broker of the grid
     admin_token: str = ""  # needed by any endpoint that changes data (none yet)
     lease_seconds: float = 120.0  # how long a claimed game stays with its player without news
+    queue: str = "obook"  # the grid's Celery queue (one per deployment or test session)
+    slice_seconds: float = 5.0  # a grid task plays moves of one game until this long, then hands it on
+    visibility_timeout: float = 4 * 3600.0  # Redis redelivers an unacknowledged task after this long
+    soft_shutdown_seconds: float = 60.0  # a worker told to stop finishes its slices within this
+    durable_moves: bool = False  # grid workers wait for the disk at each commit (see workers/tasks.py)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     api_threads: int = 8  # threads that run the service's blocking work (database, replays)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -105,12 +106,24 @@ class SelfPlayer:
         self.lease_seconds = lease_seconds or max(settings().lease_seconds, 4 * think + 10)
         self.player = player or make_player(self.config)
         self.stopping = False
+        self._replayed: tuple[int, tuple[str, ...], Position] | None = None  # the last position advanced to
+        self.heartbeat_seconds = 0.0  # least time between two heartbeats written with a move
+        self._prepared: tuple[int, int, object] | None = None  # (game, move number, book pick) counted ahead
+        self._last_beat = 0.0
 
     # ---- leases ---------------------------------------------------------------------------------
 
-    def claim(self, game_id: int | None = None) -> q.GameRow | None:
+    def claim(self, game_id: int | None = None, handoff: str | None = None) -> q.GameRow | None:
+        """Take a game's lease: one nobody holds, or ``game_id``; with ``handoff`` (a grid task's
+        token) also when that token holds it, which is how a game passes from task to task."""
+        self._prepared = None
         with self.store.write() as conn:
-            game = q.claim_game(conn, self.book.id, self.owner, self.lease_seconds, game_id)
+            game = None
+            if handoff is not None and game_id is not None and q.pass_lease(
+                    conn, game_id, handoff, self.owner, self.lease_seconds):
+                game = q.get_game(conn, game_id)
+            if game is None:
+                game = q.claim_game(conn, self.book.id, self.owner, self.lease_seconds, game_id)
             if game is not None:
                 q.heartbeat(conn, self.owner, **self._beat(game))
         return game
@@ -128,25 +141,43 @@ class SelfPlayer:
     # ---- one move -------------------------------------------------------------------------------
 
     def position(self, game: q.GameRow) -> Position:
+        """The position after the game's stored moves: the one this player advanced to when the game
+        is as it left it (no replay from the empty board at every move), else a replay."""
+        cached = self._replayed
+        self._replayed = None
+        if cached is not None and cached[0] == game.id and cached[1] == game.moves:
+            return cached[2]
         return replay(self.book.size, self.book.komi, self.book.superko, game.moves)
 
     def is_over(self, position: Position) -> bool:
         return position.passes >= 2 or len(position.moves) >= max_moves(self.book.size)
 
     def choose(self, game: q.GameRow, position: Position) -> Choice:
-        """The book move when one beats the threshold, otherwise the mutation player's move."""
-        if len(position.moves) < self.book.depth:
-            with self.store.read() as conn:
-                candidates = book_candidates(conn, self.book, position)
-            pick = coevolution_move(candidates, self.book.threshold)
+        """The book move when one beats the threshold, otherwise the mutation player's move. The
+        search is counted in the store before it starts (``games.searches``), in the transaction
+        that stored the previous move when this player prepared it (``advance(more=True)``)."""
+        prepared, self._prepared = self._prepared, None
+        if prepared is not None and prepared[:2] == (game.id, len(position.moves)):
+            pick = prepared[2]
             if pick is not None:
                 return Choice(pick.vertex, BOOK, pick.winrate)
+        else:
+            with self.store.write() as conn:  # one transaction: the book's statistics, else count the search
+                pick = self._book_pick(conn, position)
+                if pick is not None:
+                    return Choice(pick.vertex, BOOK, pick.winrate)
+                q.count_search(conn, game.id)
         self.player.reseed(move_seed(game.seed, len(position.moves)))
         interval = max(1.0, self.lease_seconds / 4)
         result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game), progress_interval=interval)
         if result.resign:
             return Choice("resign", SEARCH, result.winrate)
         return Choice(position.vertex(result.move), SEARCH, result.winrate)
+
+    def _book_pick(self, conn, position: Position):
+        if len(position.moves) >= self.book.depth:
+            return None
+        return coevolution_move(book_candidates(conn, self.book, position), self.book.threshold)
 
     def _keep_lease(self, game: q.GameRow) -> None:
         with self.store.write() as conn:
@@ -156,9 +187,11 @@ class SelfPlayer:
         if self.stopping:
             raise KeyboardInterrupt
 
-    def advance(self, game: q.GameRow) -> tuple[q.GameRow, bool]:
+    def advance(self, game: q.GameRow, more: bool = False) -> tuple[q.GameRow, bool]:
         """Play one move of ``game`` (or finish it when it is over). Returns (game as stored now,
-        finished?). Raises ``LeaseLost`` when someone else plays this game."""
+        finished?). Raises ``LeaseLost`` when someone else plays this game. ``more``: the caller
+        will advance this game again at once, so the transaction storing this move also prepares
+        the next one (its book move, or the count of its search): one transaction per move."""
         try:
             position = self.position(game)
         except BookGameError as exc:
@@ -171,14 +204,24 @@ class SelfPlayer:
             loser = "B" if position.to_move == BLACK else "W"
             winner = "W" if loser == "B" else "B"
             return game, self.finish(game, position, Outcome(f"{winner}+R", winner, None))
-        with self.store.write() as conn:
-            stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds)
+        position.play(choice.vertex)
+        over = self.is_over(position)
+        with self.store.statements() as conn:  # each statement is guarded on its own: no transaction needed
+            pick = self._book_pick(conn, position) if more and not over else None
+            search_next = more and not over and pick is None
+            stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds,
+                                   count_search=search_next)
             if stored is None:
                 raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
-            q.heartbeat(conn, self.owner, **self._beat(stored))
-        position.play(choice.vertex)
-        if self.is_over(position):
+            now = time.monotonic()
+            if now - self._last_beat >= self.heartbeat_seconds:
+                q.heartbeat(conn, self.owner, **self._beat(stored))
+                self._last_beat = now
+        if over:
             return stored, self.finish(stored, position)
+        self._replayed = (stored.id, stored.moves, position)
+        if more:
+            self._prepared = (stored.id, len(stored.moves), pick)
         return stored, False
 
     # ---- the end --------------------------------------------------------------------------------
@@ -196,6 +239,10 @@ class SelfPlayer:
 
     def finish(self, game: q.GameRow, position: Position, outcome: Outcome | None = None) -> bool:
         """Close the game and count it; False when it was already closed or is no longer ours."""
+        problem = self.inconsistency(game, resigned=outcome is not None, position=position)
+        if problem is not None:
+            self._abandon(game, problem)
+            return True
         outcome = outcome or self.outcome(game, position)
         stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves, outcome.winner,
                                    self.book.depth)
@@ -206,6 +253,23 @@ class SelfPlayer:
             raise LeaseLost(f"game {game.id}: finished or taken by another player")
         log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
         return True
+
+    def inconsistency(self, game: q.GameRow, resigned: bool, position: Position | None = None) -> str | None:
+        """Why ``game`` must not be counted (None: it may): its stored moves must have been played
+        through the rules from the empty board (a replay, unless ``position`` is this player's own
+        position reached by exactly those moves), one origin per move, and it must be over unless
+        it was resigned."""
+        if len(game.origins) != len(game.moves):
+            return f"{len(game.moves)} moves but {len(game.origins)} move origins"
+        played = position is not None and [position.vertex(p) for _, p in position.moves] == list(game.moves)
+        if not played:
+            try:
+                position = replay(self.book.size, self.book.komi, self.book.superko, game.moves)
+            except BookGameError as exc:
+                return f"illegal stored game: {exc}"
+        if not resigned and not self.is_over(position):
+            return f"not over after {len(game.moves)} moves"
+        return None
 
     def _abandon(self, game: q.GameRow, reason: str) -> None:
         log.error("game %d abandoned: %s", game.id, reason)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from obook.errors import ObookError
 
-ALGORITHMS = ("uct", "flat")
+ALGORITHMS = ("uct", "flat", "random")
 SELECTIONS = ("ucb1", "ucb1-tuned")
 RAVE_SCHEDULES = ("alpha", "beta")
 REWARDS = ("win", "score")
@@ -21,7 +21,7 @@ REWARDS = ("win", "score")
 @dataclass(frozen=True)
 class SearchConfig:
     # --- what is searched -------------------------------------------------------------------
-    algorithm: str = "uct"  # uct: MCTS over a tree; flat: one-ply Monte-Carlo (no tree)
+    algorithm: str = "uct"  # uct: MCTS over a tree; flat: one-ply Monte-Carlo (no tree); random: no search
     policy: str = "heavy"  # playout policy: light, atari50 or heavy (the strongest measured)
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"

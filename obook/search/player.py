@@ -110,6 +110,37 @@ class FlatPlayer(Player):
         return decide(self.config, self.position, stats, done, elapsed)
 
 
+class RandomPlayer(Player):
+    """A uniformly random legal move that does not fill one's own eye, with no playouts: the
+    zero-think mutation player that measures what the grid costs around the search."""
+
+    def __init__(self, config: SearchConfig):
+        import random
+
+        self.config = config
+        self.rng = random.Random(resolve_seed(config.seed))
+
+    def reseed(self, seed: int) -> None:
+        import random
+
+        self.rng = random.Random(seed)
+
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
+        from obook.go.board import is_eye
+        from obook.search.flat import candidate_moves
+
+        start = time.perf_counter()
+        out = np.zeros(position.board.color.shape[0] + 1, np.int64)
+        n = int(candidate_moves(position.board, out)) - 1  # legal non-eye moves under simple ko, then PASS
+        candidates = [int(p) for p in out[:n]]
+        if position.superko:  # positional superko forbids more than the board knows
+            mover = position.to_move
+            candidates = [p for p in position.legal_moves() if not is_eye(position.board, p, mover)]
+        move = self.rng.choice(candidates) if candidates else PASS
+        return SearchResult(move=move, resign=False, winrate=0.5, playouts=0, seconds=time.perf_counter() - start,
+                            moves=[MoveStats(point=move, visits=1, winrate=0.5, variance=0.0, pv=[move])], pv=[move])
+
+
 def decide(config: SearchConfig, position: Position, stats: list[MoveStats], playouts: int, seconds: float,
            nodes: int = 0) -> SearchResult:
     """The move from root statistics sorted best first: the most visited move, except that a player
@@ -136,6 +167,8 @@ def make_player(config: SearchConfig | str | None = None) -> Player:
         config = SearchConfig.from_spec(config)
     if config.algorithm == "flat":
         return FlatPlayer(config)
+    if config.algorithm == "random":
+        return RandomPlayer(config)
     if config.processes > 1:
         from obook.search.parallel import RootParallelPlayer
 
@@ -145,4 +178,4 @@ def make_player(config: SearchConfig | str | None = None) -> Player:
     return MCTSPlayer(config)
 
 
-__all__ = ["Player", "FlatPlayer", "make_player", "PASS"]
+__all__ = ["Player", "FlatPlayer", "RandomPlayer", "make_player", "PASS"]

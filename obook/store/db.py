@@ -61,7 +61,7 @@ def to_unsigned(key: int) -> int:
 class Store:
     """A database holding books. ``read()`` and ``write()`` give a connection inside a transaction."""
 
-    def __init__(self, url: str, pool_size: int = 5):
+    def __init__(self, url: str, pool_size: int = 5, pre_ping: bool = True):
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         try:
@@ -70,7 +70,7 @@ class Store:
                 self.engine = _sqlite_engine(self.url, immediate=False)
                 self.writer = _sqlite_engine(self.url, immediate=True)
             else:
-                self.engine = create_engine(self.url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
+                self.engine = create_engine(self.url, pool_pre_ping=pre_ping, pool_size=pool_size, max_overflow=pool_size)
                 self.writer = self.engine
         except (ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot use database URL {describe_url(self.url)!r}: {exc}") from None
@@ -95,6 +95,23 @@ class Store:
     def write(self) -> Iterator[Connection]:
         with self._connect(self.writer) as conn:
             yield conn
+
+    @contextmanager
+    def statements(self) -> Iterator[Connection]:
+        """A connection on which each statement commits by itself: one round trip for a guarded
+        single-statement write (BEGIN and COMMIT cost one more each on PostgreSQL). On SQLite, an
+        ordinary writing transaction."""
+        if self.is_sqlite:
+            with self.write() as conn:
+                yield conn
+            return
+        try:
+            with self.writer.connect() as conn:
+                yield conn.execution_options(isolation_level="AUTOCOMMIT")
+        except OperationalError as exc:
+            if _is_connection_error(exc):
+                raise StoreError(f"cannot reach the database {self.name}: {_first_line(exc)}") from None
+            raise
 
     @contextmanager
     def _connect(self, engine: Engine) -> Iterator[Connection]:
@@ -173,14 +190,16 @@ def _first_line(exc: Exception) -> str:
 _STORES: dict[str, Store] = {}
 
 
-def open_store(url: str | None = None, check: bool = True) -> Store:
-    """The store at ``url`` (default ``OBOOK_DATABASE_URL``), one engine per URL and process."""
+def open_store(url: str | None = None, check: bool = True, pre_ping: bool = True) -> Store:
+    """The store at ``url`` (default ``OBOOK_DATABASE_URL``), one engine per URL and process.
+    ``pre_ping=False`` saves a round trip per transaction for a caller that handles a dropped
+    connection itself (a grid worker hands its game on and retries)."""
     from obook.config import settings
 
     url = normalise_url(url or settings().database_url)
     store = _STORES.get(url)
     if store is None:
-        store = _STORES[url] = Store(url)
+        store = _STORES[url] = Store(url, pre_ping=pre_ping)
     if check:
         store.check_schema()
     return store

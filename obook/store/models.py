@@ -4,7 +4,9 @@
   threshold, the mutation player's search settings, how deep statistics go, and the engine version
   (rules and Zobrist keys) its keys were made with.
 - ``games``: the individuals. Moves so far as GTP vertices, status, result, where the game came
-  from, the seed of its randomness, and the lease: who is playing it, until when.
+  from, the seed of its randomness, and the lease: who is playing it, until when. ``searches``
+  counts the mutation searches started on it, so searches whose move was never stored (a worker
+  killed while thinking) are measurable: searches - search moves stored - a search that resigned.
 - ``book_stats``: per (book, canonical position key, canonical move): games and wins of the player
   who moved. A pure function of the finished games (``obook verify`` recomputes it).
 - ``workers``: heartbeats of whoever plays games (local processes or grid workers).
@@ -87,6 +89,7 @@ class Game(Base):
     source: Mapped[str] = mapped_column(String(10), default=SELFPLAY)
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
     fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)  # seeds: the moves' digest
+    searches: Mapped[int] = mapped_column(Integer, default=0)  # mutation searches started (kept or lost)
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

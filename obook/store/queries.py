@@ -203,6 +203,27 @@ def release_lease(conn: Connection, game_id: int, owner: str) -> None:
         lease_owner=None, lease_until=None))
 
 
+def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease_seconds: float) -> bool:
+    """Hand the lease of an in-progress game from ``owner`` to ``successor`` (a grid task token, or
+    the worker that received the token). False when ``owner`` no longer holds it."""
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
+    ).values(lease_owner=successor, lease_until=utcnow() + dt.timedelta(seconds=lease_seconds)))
+    return result.rowcount == 1
+
+
+def count_search(conn: Connection, game_id: int) -> None:
+    """One more mutation search started on ``game_id`` (committed before the search starts)."""
+    conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(searches=GAMES.c.searches + 1))
+
+
+def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, dt.datetime | None]]:
+    """(id, lease owner, lease end) of every in-progress game of a book, oldest first."""
+    rows = conn.execute(select(GAMES.c.id, GAMES.c.lease_owner, GAMES.c.lease_until).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS).order_by(GAMES.c.id))
+    return [(i, o, as_utc(u)) for i, o, u in rows]
+
+
 def held_leases(conn: Connection) -> list[tuple[int, str]]:
     """(game id, owner) of every in-progress game someone holds."""
     return [tuple(r) for r in conn.execute(select(GAMES.c.id, GAMES.c.lease_owner).where(
@@ -210,16 +231,18 @@ def held_leases(conn: Connection) -> list[tuple[int, str]]:
 
 
 def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin: str,
-                lease_seconds: float) -> GameRow | None:
-    """Store one more move of ``game`` (as it was read) and renew the lease. ``None`` when the game
+                lease_seconds: float, count_search: bool = False) -> GameRow | None:
+    """Store one more move of ``game`` (as it was read) and renew the lease; ``count_search``: the
+    player starts a search for the next move at once (see ``count_search``). ``None`` when the game
     changed meanwhile (another player holds it, or the move is already stored): the caller stops."""
     moves = game.moves + (vertex,)
     now = utcnow()
+    counted = {"searches": GAMES.c.searches + 1} if count_search else {}
     result = conn.execute(update(GAMES).where(
         GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves,
         GAMES.c.lease_owner == owner,
     ).values(moves=" ".join(moves), n_moves=len(moves), origins=game.origins + origin, updated_at=now,
-             lease_until=now + dt.timedelta(seconds=lease_seconds)))
+             lease_until=now + dt.timedelta(seconds=lease_seconds), **counted))
     if result.rowcount != 1:
         return None
     return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": now})

@@ -1,0 +1,20 @@
+# One image for every obook service (migrate, api, driver, worker); the command picks the role.
+FROM python:3.11-slim
+
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    OBOOK_NUMBA_CACHE=/opt/obook/numba
+
+WORKDIR /app
+COPY pyproject.toml README.md alembic.ini ./
+COPY obook ./obook
+COPY workers ./workers
+COPY api ./api
+COPY migrations ./migrations
+RUN pip install . \
+    && python -c "from obook.grid.slices import warm_up; warm_up()" \
+    && useradd --system --uid 1000 obook \
+    && chown -R obook /opt/obook
+
+USER obook
+CMD ["obook", "--help"]

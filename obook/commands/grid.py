@@ -1,0 +1,115 @@
+"""The grid commands: ``obook grid run`` (the driver) and ``obook worker`` (a Celery worker).
+
+Both read ``OBOOK_DATABASE_URL`` and ``OBOOK_BROKER_URL`` (or ``--db`` / ``--broker``); a worker on
+another machine needs nothing else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("grid", help="build a book on the grid of Celery workers")
+    actions = p.add_subparsers(dest="grid_action", metavar="ACTION")
+    r = actions.add_parser("run", help="the driver: keep games in play until the book has its target")
+    r.add_argument("--book", required=True, help="book name (created when new, with the options below)")
+    r.add_argument("--target-games", type=int, required=True, help="finished games the book should have")
+    r.add_argument("--size", type=int, default=None, help="new book: board size (9)")
+    r.add_argument("--komi", type=float, default=None, help="new book: komi (7.5)")
+    r.add_argument("--algorithm", choices=("mbm", "mvbm"), default=None, help="new book: mvbm")
+    r.add_argument("--depth", type=int, default=None, help="new book: moves of each game that count (20)")
+    r.add_argument("--search", default=None, help="new book: search options of the mutation player")
+    r.add_argument("--seconds-per-move", type=float, default=None, help="new book: thinking time (1.0)")
+    r.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the store")
+    r.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
+    r.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
+    r.add_argument("--max-seconds", type=float, default=None, help="give up after this long (exit 1)")
+    r.set_defaults(func=cmd_grid_run)
+    p.set_defaults(func=lambda _args: p.print_help() or 2)
+
+    w = subparsers.add_parser("worker", help="start a grid worker (Celery) that plays games of any book")
+    w.add_argument("--concurrency", type=int, default=None, help="processes (default: CPU count)")
+    w.add_argument("--pool", choices=("prefork", "solo"), default="prefork")
+    w.add_argument("--soft-shutdown-timeout", type=float, default=None,
+                   help="seconds a stopping worker gives its slices (default: OBOOK_SOFT_SHUTDOWN_SECONDS, 60)")
+    w.add_argument("--loglevel", default="INFO")
+    w.add_argument("--name", default=None, help="Celery node name (default: obook-<pid>@host)")
+    w.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
+    w.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
+    w.set_defaults(func=cmd_worker)
+
+
+def _environment(args) -> None:
+    """Command-line URLs override the environment, for this process and the ones it starts."""
+    from obook.config import settings
+
+    if args.db:
+        os.environ["OBOOK_DATABASE_URL"] = args.db
+    if args.broker:
+        os.environ["OBOOK_BROKER_URL"] = args.broker
+    if getattr(args, "soft_shutdown_timeout", None) is not None:
+        os.environ["OBOOK_SOFT_SHUTDOWN_SECONDS"] = str(args.soft_shutdown_timeout)
+    settings.cache_clear()
+
+
+def cmd_grid_run(args) -> int:
+    from obook.book.library import BookSettings, ensure_book, open_book_store
+    from obook.config import settings
+    from obook.errors import ObookError
+    from obook.grid.driver import DriverPlan
+
+    if args.target_games < 1:
+        raise ObookError("--target-games must be at least 1")
+    _environment(args)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s driver: %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    from workers.driver import celery_driver
+
+    s = settings()
+    given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
+                                "depth": args.depth, "search": args.search,
+                                "seconds_per_move": args.seconds_per_move}.items() if v is not None}
+    store = open_book_store(s.database_url, create=True)
+    book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given))
+    plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)
+    driver = celery_driver(store, plan)
+    log = logging.getLogger("obook.driver")
+    log.info("book %r in %s, target %d finished games, queue %r", book.name, store.name, plan.target, s.queue)
+    last = {"line": None}
+
+    def report(step) -> None:
+        line = (f"{step.finished}/{plan.target} finished, {step.in_progress} in progress, "
+                f"{step.live_workers} live workers")
+        if line != last["line"] or step.created or step.sent:
+            log.info("%s%s%s", line, f", created {len(step.created)}" if step.created else "",
+                     f", sent {len(step.sent)}" if step.sent else "")
+            last["line"] = line
+
+    final = driver.run(on_step=report, max_seconds=args.max_seconds)
+    if not final.done:
+        log.error("stopped after %.0f s before the target", args.max_seconds)
+        return 1
+    print(f"done: book {book.name!r} has {final.finished} finished games")
+    return 0
+
+
+def cmd_worker(args) -> int:
+    """Replace this process by ``celery worker`` so that signals reach Celery directly."""
+    import socket
+
+    from obook.config import settings
+
+    _environment(args)
+    s = settings()
+    concurrency = args.concurrency or os.cpu_count() or 1
+    name = args.name or f"obook-{os.getpid()}@{socket.gethostname()}"
+    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", s.queue,
+            "--pool", args.pool, "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "-O", "fair",
+            "--without-gossip", "--without-mingle", "--loglevel", args.loglevel, "-n", name]
+    sys.stdout.flush()
+    os.execv(sys.executable, argv)
+    return 0  # not reached

@@ -1,0 +1,146 @@
+"""The driver of a grid build: keeps a book's games in play until it has its target of finished games.
+
+It holds no state of its own (stop it, start it again, run it on another machine): every decision
+is read from the store at each step.
+
+- **How many games are in flight.** As many as there are live grid players (worker processes whose
+  heartbeat is recent) plus a margin, so that a worker finishing a slice finds the next game waiting.
+  No number of machines is configured: workers come and go and the count follows. Games are created
+  with ``top_up_games``, which never lets finished plus in-progress games exceed the target.
+- **Which games are sent.** An in-progress game whose lease is free or expired (its player vanished,
+  or the message that carried its token was lost) is put under a fresh token and sent. A token
+  older than a few seconds whose message the broker no longer has (neither waiting nor reserved by
+  a worker) is replaced at once, so a broker restart costs seconds, not a lease.
+- **When it stops.** When the book has ``target`` finished games and none in progress.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from obook.book.selfplay import start_games
+from obook.grid.slices import new_token, token_age
+from obook.store import queries as q
+from obook.store.db import Store, StoreError
+from obook.store.models import FINISHED, IN_PROGRESS, utcnow
+
+log = logging.getLogger(__name__)
+
+GRID_KIND = "celery"  # workers.kind of grid players
+
+Send = Callable[[int, str], None]  # (game id, token) -> publish a task
+Pending = Callable[[], str | None]  # the text of every message the broker holds (None: unknown)
+
+
+@dataclass
+class DriverPlan:
+    book: str
+    target: int  # finished games the book should have
+    token_seconds: float = 120.0  # how long a sent game waits for a worker before it is sent again
+    min_in_flight: int = 2  # games in flight before any worker has been seen
+    live_within: float = 60.0  # a worker seen this recently is counted as alive
+    stale_token_seconds: float = 5.0  # a token older than this whose message the broker lacks is lost
+    poll: float = 1.0
+
+
+@dataclass
+class DriverStep:
+    finished: int
+    in_progress: int
+    live_workers: int
+    wanted_in_flight: int
+    created: list[int] = field(default_factory=list)
+    sent: list[int] = field(default_factory=list)
+    done: bool = False
+
+
+def wanted_in_flight(live_workers: int, minimum: int) -> int:
+    """Live players plus a margin of a quarter (at least two) waiting in the queue, so that a player
+    finishing a game between two steps of the driver finds the next one waiting."""
+    return max(minimum, live_workers + max(2, live_workers // 4))
+
+
+class Driver:
+    def __init__(self, store: Store, plan: DriverPlan, send: Send, pending: Pending = lambda: None):
+        self.store = store
+        self.plan = plan
+        self.send = send
+        self.pending = pending
+        with store.read() as conn:
+            self.book = q.get_book(conn, plan.book)
+
+    def live_workers(self) -> int:
+        with self.store.read() as conn:
+            return sum(1 for w in q.live_workers(conn, self.plan.live_within) if w["kind"] == GRID_KIND)
+
+    def step(self) -> DriverStep:
+        book = self.book
+        with self.store.read() as conn:
+            counts = q.game_counts(conn, book.id).get(book.id, {})
+        finished, in_progress = counts.get(FINISHED, 0), counts.get(IN_PROGRESS, 0)
+        live = self.live_workers()
+        wanted = wanted_in_flight(live, self.plan.min_in_flight)
+        result = DriverStep(finished, in_progress, live, wanted)
+        if finished >= self.plan.target and in_progress == 0:
+            result.done = True
+            return result
+        if in_progress < wanted and finished + in_progress < self.plan.target:
+            result.created = start_games(self.store, book, self.plan.target, wanted - in_progress)
+        result.sent = self.resend()
+        return result
+
+    def resend(self) -> list[int]:
+        """Send every in-progress game that nobody holds and whose message cannot be waiting."""
+        now = utcnow()
+        with self.store.read() as conn:
+            games = q.games_in_flight(conn, self.book.id)
+        pending: str | None | bool = False  # read from the broker when first needed
+        sent = []
+        for game_id, owner, until in games:
+            expired = owner is None or until is None or until < now
+            stale = False
+            if not expired:
+                age = token_age(owner)
+                if age is None or age < self.plan.stale_token_seconds:
+                    continue
+                if pending is False:
+                    pending = self.pending()
+                stale = pending is not None and owner not in pending
+                if not stale:
+                    continue
+            token = new_token()
+            with self.store.write() as conn:
+                if expired:
+                    taken = q.claim_game(conn, self.book.id, token, self.plan.token_seconds, game_id) is not None
+                else:
+                    taken = q.pass_lease(conn, game_id, owner, token, self.plan.token_seconds)
+            if not taken:
+                continue
+            try:
+                self.send(game_id, token)
+            except Exception as exc:  # noqa: BLE001 - a broker failure: the token expires, the next step resends
+                log.warning("cannot send game %d (%s); retrying when its token expires", game_id, exc)
+                break
+            sent.append(game_id)
+        return sent
+
+    def run(self, on_step: Callable[[DriverStep], None] | None = None, max_seconds: float | None = None) -> DriverStep:
+        """Step until the book has its target (or ``max_seconds`` pass); store errors are waited out."""
+        started = time.monotonic()
+        while True:
+            try:
+                step = self.step()
+            except StoreError as exc:
+                log.warning("store unreachable, retrying: %s", exc)
+                time.sleep(self.plan.poll)
+                continue
+            if on_step is not None:
+                on_step(step)
+            if step.done:
+                return step
+            if max_seconds is not None and time.monotonic() - started > max_seconds:
+                return step
+            time.sleep(self.plan.poll)

@@ -1,0 +1,120 @@
+"""One grid task: a bounded slice of one game, handed on to the next task through the store.
+
+A game is played by whoever holds its lease. Between two tasks the lease is held by a *token*, a
+name carried by the task message (``q:<ms since epoch>:<random>``): the task that receives it swaps
+the token for its own name (``pass_lease``), plays moves until its slice budget is spent, swaps its
+name for a fresh token and sends that token in the next message. So:
+
+- a duplicate or late delivery (Redis ``visibility_timeout``, a requeue after a killed child) finds
+  the lease under another name and does nothing;
+- a lost message (the broker restarted, a publish failed) leaves a token that expires, and the
+  driver sends the game again;
+- a killed worker leaves its own name on a lease that expires, and the driver sends the game again;
+- a slice lasts ``slice_seconds`` plus at most one move, far below the visibility timeout; told to
+  stop (a warm shutdown), it stores the move it is playing and at most the next one, already
+  counted as started, then hands the game on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from typing import Callable
+
+from obook.book.selfplay import LeaseLost, SelfPlayer
+from obook.store import queries as q
+from obook.store.db import StoreError
+
+log = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "q:"
+
+BUSY, FINISHED, HANDED_ON, LOST, STOPPED = "busy", "finished", "handed-on", "lost", "stopped"
+
+
+def new_token() -> str:
+    return f"{TOKEN_PREFIX}{int(time.time() * 1000)}:{os.urandom(4).hex()}"
+
+
+def token_age(owner: str | None, now: float | None = None) -> float | None:
+    """Seconds since a token was made; None when ``owner`` is a player, not a token."""
+    if not owner or not owner.startswith(TOKEN_PREFIX):
+        return None
+    try:
+        made = int(owner.split(":")[1]) / 1000
+    except (IndexError, ValueError):
+        return None
+    return max((now if now is not None else time.time()) - made, 0.0)
+
+
+HandOn = Callable[[int, str], None]  # send (game id, token) to the next task
+
+
+def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_seconds: float, hand_on: HandOn,
+               stop_requested: Callable[[], bool] = lambda: False) -> str:
+    """Play ``game_id`` from where the store has it until it is finished or ``slice_seconds`` have
+    passed (at least one move), then hand it on. Returns what happened (BUSY: someone else holds it)."""
+    game = player.claim(game_id, handoff=token)
+    if game is None:
+        log.info("game %d: lease held elsewhere, nothing to do (duplicate or late message)", game_id)
+        return BUSY
+    player.player.new_game()  # slices of other games ran in this process since
+    started = time.monotonic()
+    try:
+        while True:
+            more = not stop_requested() and time.monotonic() - started < slice_seconds
+            game, finished = player.advance(game, more=more)  # more: the next move is prepared (and counted)
+            if finished:
+                return FINISHED
+            if not more:
+                break
+    except LeaseLost as exc:
+        log.warning("%s", exc)
+        return LOST
+    except StoreError as exc:
+        log.warning("game %d: store error, handing the game on: %s", game_id, exc)
+        hand_over(player, game_id, hand_on, attempts=5)
+        return LOST
+    hand_over(player, game.id, hand_on)
+    return STOPPED if stop_requested() else HANDED_ON
+
+
+def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
+    """Load (or compile) the engine's jitted code once: in a worker's main process before its pool
+    forks, so that no pool process stalls on the compiler while it holds a lease."""
+    from obook.position import Position
+    from obook.search.ownership import stone_status
+    from obook.search.player import make_player
+
+    for policy in policies:
+        position = Position(size=5)
+        player = make_player(f"playouts=16,policy={policy},seed=1")
+        for _ in range(3):
+            position.play(player.genmove(position).move)
+        stone_status(position, 8, policy, seed=1)
+        player.close()
+
+
+def hand_over(player: SelfPlayer, game_id: int, hand_on: HandOn, attempts: int = 1) -> bool:
+    """Swap our name on the lease for a fresh token and send it. When the store or the broker fails,
+    the lease simply expires and the driver sends the game again."""
+    for attempt in range(attempts):
+        try:
+            token = new_token()
+            with player.store.write() as conn:
+                if not q.pass_lease(conn, game_id, player.owner, token, player.lease_seconds):
+                    return False
+                q.heartbeat(conn, player.owner, game_id=None, moves="")
+            break
+        except StoreError as exc:
+            if attempt + 1 == attempts:
+                log.warning("game %d: cannot hand the lease on (%s); it will expire", game_id, exc)
+                return False
+            time.sleep(0.5 * (attempt + 1))
+    try:
+        hand_on(game_id, token)
+    except Exception as exc:  # noqa: BLE001 - any broker failure: the driver resends after the token expires
+        log.warning("game %d: cannot send the next slice (%s); the driver will resend it", game_id, exc)
+        return False
+    return True

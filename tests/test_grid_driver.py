@@ -1,0 +1,170 @@
+"""The grid's pieces without worker processes: the driver's decisions, slices handing a game on
+through tokens, the engine-version refusal and the integrity check at the end of a game, the
+compose file. The store is real (SQLite and PostgreSQL); the driver's ``send`` just records."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from pathlib import Path
+
+import pytest
+from sqlalchemy import update
+
+from obook.book.library import BookSettings, ensure_book, verify
+from obook.book.selfplay import SelfPlayer, start_games
+from obook.grid.driver import Driver, DriverPlan, wanted_in_flight
+from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice, token_age
+from obook.store import queries as q
+from obook.store.models import utcnow
+
+ROOT = Path(__file__).resolve().parents[1]
+RANDOM_BOOK = BookSettings(size=5, search="algorithm=random", seconds_per_move=0, depth=8)
+
+
+class Outbox:
+    """What the driver or a slice would publish: (game id, token) pairs, in order."""
+
+    def __init__(self):
+        self.sent: list[tuple[int, str]] = []
+
+    def __call__(self, game_id: int, token: str) -> None:
+        self.sent.append((game_id, token))
+
+    def text(self) -> str:
+        return " ".join(token for _, token in self.sent)
+
+
+def lease_of(store, game_id):
+    with store.read() as conn:
+        game = q.get_game(conn, game_id)
+    return game.lease_owner, game.lease_until
+
+
+def test_wanted_in_flight_follows_the_live_workers():
+    assert wanted_in_flight(0, 2) == 2
+    assert wanted_in_flight(3, 2) == 5
+    assert wanted_in_flight(40, 2) == 50
+
+
+def test_token_age():
+    assert token_age("host:12:celery:ab") is None
+    assert 0 <= token_age(new_token()) < 5
+
+
+def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store):
+    book = ensure_book(store, "d", RANDOM_BOOK)
+    outbox = Outbox()
+    driver = Driver(store, DriverPlan(book="d", target=4, min_in_flight=2), send=outbox, pending=outbox.text)
+    step = driver.step()
+    assert len(step.created) == 2 and sorted(step.sent) == sorted(step.created)
+    assert driver.step().sent == []  # their tokens are fresh and their messages are pending
+    with store.write() as conn:  # live workers appear: more games, up to the target only
+        for n in range(3):
+            q.heartbeat(conn, f"h:{n}:celery:x", kind="celery")
+    step = driver.step()
+    assert len(step.created) == 2
+    assert driver.step().created == []
+    with store.read() as conn:
+        assert q.game_counts(conn, book.id)[book.id] == {"in_progress": 4}
+
+
+def test_driver_resends_expired_leases_and_lost_messages(store):
+    book = ensure_book(store, "r", RANDOM_BOOK)
+    outbox = Outbox()
+    driver = Driver(store, DriverPlan(book="r", target=2, stale_token_seconds=0.0), send=outbox,
+                    pending=lambda: "")
+    first = driver.step()
+    assert len(first.sent) == 2
+    again = driver.step()  # the broker holds none of the messages: lost, sent again under new tokens
+    assert sorted(again.sent) == sorted(first.sent)
+    tokens = {gid: tok for gid, tok in outbox.sent[-2:]}
+    assert all(lease_of(store, gid)[0] == tok for gid, tok in tokens.items())
+
+    driver = Driver(store, DriverPlan(book="r", target=2), send=outbox, pending=lambda: None)
+    game_id = first.sent[0]
+    with store.write() as conn:  # a player holds it, then vanishes: its lease expires
+        conn.execute(update(q.GAMES).where(q.GAMES.c.id == game_id).values(
+            lease_owner="h:1:celery:dead", lease_until=utcnow() - dt.timedelta(seconds=1)))
+    assert driver.step().sent == [game_id]
+
+
+def test_slices_hand_a_game_on_and_duplicates_do_nothing(store):
+    book = ensure_book(store, "s", RANDOM_BOOK)
+    [game_id] = start_games(store, book, target=1)
+    one, two = (SelfPlayer(store, book, owner=f"h:{n}:celery:t", kind="celery") for n in (1, 2))
+    outbox = Outbox()
+    token = new_token()
+    with store.write() as conn:
+        assert q.claim_game(conn, book.id, token, 60, game_id) is not None
+    assert play_slice(one, game_id, token, 0.0, outbox) == HANDED_ON
+    assert play_slice(two, game_id, token, 0.0, outbox) == BUSY  # the same message delivered twice
+    results = []
+    while not results or results[-1] != FINISHED:
+        _, token = outbox.sent[-1]
+        results.append(play_slice([one, two][len(results) % 2], game_id, token, 0.0, outbox))
+        assert results[-1] in (HANDED_ON, FINISHED)
+    with store.read() as conn:
+        game = q.get_game(conn, game_id)
+    assert game.status == "finished" and game.lease_owner is None
+    assert len(outbox.sent) == len(results)  # one hand-on per slice that did not finish, plus the first
+    assert verify(store, book).clean
+
+
+def test_a_worker_of_another_engine_version_refuses_the_book(store, caplog, monkeypatch):
+    import workers.tasks as tasks
+    from obook.config import settings
+
+    book = ensure_book(store, "old", RANDOM_BOOK)
+    [game_id] = start_games(store, book, target=1)
+    with store.write() as conn:
+        conn.execute(update(q.BOOKS).where(q.BOOKS.c.id == book.id).values(engine_version="area-ko-0/zobrist-0"))
+    monkeypatch.setenv("OBOOK_DATABASE_URL", store.url)
+    settings.cache_clear()
+    monkeypatch.setitem(tasks._state, "players", {})
+    try:
+        with caplog.at_level(logging.ERROR, logger="obook.worker"):
+            assert tasks.advance_game.run("old", game_id, None) == "refused"
+    finally:
+        settings.cache_clear()
+    assert "refuses game" in caplog.text and "area-ko-0/zobrist-0" in caplog.text
+    assert lease_of(store, game_id)[0] is None  # untouched
+
+
+@pytest.mark.parametrize("moves, origins, why", [
+    ("C3 C3 pass pass", "mmmm", "illegal stored game"),
+    ("C3 D3 pass pass", "mm", "move origins"),
+    ("C3 D3", "mm", "not over"),
+])
+def test_finishing_replays_the_game_and_rejects_a_bad_one(store, moves, origins, why, caplog):
+    book = ensure_book(store, "bad", RANDOM_BOOK)
+    [game_id] = start_games(store, book, target=1)
+    with store.write() as conn:
+        conn.execute(update(q.GAMES).where(q.GAMES.c.id == game_id).values(
+            moves=moves, n_moves=len(moves.split()), origins=origins))
+    player = SelfPlayer(store, book, owner="h:1:celery:t", kind="celery")
+    game = player.claim(game_id)
+    with caplog.at_level(logging.ERROR):
+        assert player.finish(game, None) is True  # the stored moves are checked before any position is used
+    assert why in caplog.text
+    with store.read() as conn:
+        assert q.get_game(conn, game_id).status == "abandoned"
+        assert q.stats_count(conn, book.id) == 0
+
+
+def test_compose_file_has_the_services_health_checks_and_settings():
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"postgres", "redis", "migrate", "api", "driver", "worker"} <= services.keys()
+    for name in ("postgres", "redis", "api", "worker"):
+        assert "healthcheck" in services[name], name
+    for name in ("migrate", "api", "driver", "worker"):
+        env = services[name]["environment"]
+        assert "OBOOK_DATABASE_URL" in env, name
+    assert "OBOOK_BROKER_URL" in services["worker"]["environment"]
+    assert "container_name" not in services["worker"]  # it scales with --scale worker=N
+    assert services["migrate"]["restart"] == "no"
+    assert services["worker"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
+    assert (ROOT / "Dockerfile").exists()

@@ -1,0 +1,153 @@
+"""The grid's one task: play a slice of one game (``obook.grid.slices.play_slice``).
+
+Each pool process is one player with its own name in the store (``host:pid:celery:random``), a
+heartbeat row from start to exit, and one ``SelfPlayer`` per book. A warm shutdown (SIGTERM to the
+worker) is passed to the pool processes, whose slices stop after the move they are playing and
+hand their game on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+
+from sqlalchemy import event
+
+from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_shutting_down
+
+from obook.book.keys import ENGINE_VERSION
+from obook.book.selfplay import EngineMismatch, SelfPlayer, new_worker_id
+from obook.config import settings
+from obook.grid.slices import play_slice, warm_up
+from obook.store import queries as q
+from obook.store.db import StoreError, forget_stores, normalise_url
+from workers.app import app
+
+log = logging.getLogger("obook.worker")
+
+HEARTBEAT_SECONDS = 1.0  # a player's heartbeat follows its moves at most this often
+STOP_SIGNAL = signal.SIGUSR2  # main process -> pool processes: finish the current move and hand on
+
+_state = {"owner": None, "stop": False, "players": {}}
+
+
+def _owner() -> str:
+    if _state["owner"] is None:
+        _state["owner"] = new_worker_id("celery")
+    return _state["owner"]
+
+
+def _store():
+    """The store as a grid player uses it. No ping before each transaction: a dropped connection
+    fails the transaction (``StoreError``), the slice hands its game on, and the pool reconnects.
+    On PostgreSQL, unless ``OBOOK_DURABLE_MOVES`` is set, commits do not wait for the disk
+    (``synchronous_commit = off``): a crash of the database server then loses the last fraction of
+    a second of transactions, whole and in order, which the grid already survives as it survives a
+    preempted worker (a game goes back to its last stored move; a lost finish is replayed once),
+    while a disk that syncs 250 times a second no longer caps the grid at 250 moves a second."""
+    from obook.store.db import open_store
+
+    s = settings()
+    fresh = normalise_url(s.database_url) not in _open_urls()
+    store = open_store(s.database_url, pre_ping=False)
+    if fresh and not store.is_sqlite and not s.durable_moves:
+        event.listen(store.engine, "connect", _asynchronous_commit)
+        store.engine.dispose()  # the schema check's connection predates the listener
+    return store
+
+
+def _open_urls() -> set[str]:
+    from obook.store import db
+
+    return set(db._STORES)
+
+
+def _asynchronous_commit(dbapi_connection, _record) -> None:
+    autocommit = dbapi_connection.autocommit
+    dbapi_connection.autocommit = True
+    dbapi_connection.execute("SET synchronous_commit TO off")
+    dbapi_connection.autocommit = autocommit
+
+
+def _player(book_name: str) -> SelfPlayer:
+    player = _state["players"].get(book_name)
+    if player is None:
+        store = _store()
+        with store.read() as conn:
+            book = q.get_book(conn, book_name)
+        player = SelfPlayer(store, book, owner=_owner(), kind="celery")  # EngineMismatch for another version
+        player.heartbeat_seconds = HEARTBEAT_SECONDS
+        longest = settings().slice_seconds + player.config.seconds
+        if longest > settings().visibility_timeout / 2:
+            log.warning("book %r: a slice may last %.0f s, near the broker's visibility timeout (%.0f s): "
+                        "Redis may deliver it twice (harmless, the lease decides, but wasteful); "
+                        "raise OBOOK_VISIBILITY_TIMEOUT", book_name, longest, settings().visibility_timeout)
+        _state["players"][book_name] = player
+    return player
+
+
+@worker_init.connect
+def _load_engine(**_kwargs) -> None:
+    log.info("loading the engine")
+    warm_up()
+
+
+@worker_process_init.connect
+def _process_started(**_kwargs) -> None:
+    forget_stores()  # engines inherited from the parent must not be shared
+    _state.update(owner=None, stop=False, players={})
+    signal.signal(STOP_SIGNAL, lambda *_: _state.update(stop=True))
+    try:
+        with _store().write() as conn:
+            q.heartbeat(conn, _owner(), host=socket.gethostname(), pid=os.getpid(), kind="celery",
+                        engine_version=ENGINE_VERSION, game_id=None, moves="")
+    except StoreError as exc:
+        log.warning("no heartbeat yet: %s", exc)
+
+
+@worker_process_shutdown.connect
+def _process_stopping(**_kwargs) -> None:
+    try:
+        with _store().write() as conn:
+            q.remove_worker(conn, _owner())
+    except Exception as exc:  # noqa: BLE001 - exiting anyway
+        log.warning("could not remove the heartbeat of %s: %s", _owner(), exc)
+
+
+@worker_shutting_down.connect
+def _tell_pool_to_stop(**_kwargs) -> None:
+    _state["stop"] = True  # the solo pool runs tasks in this process
+    try:
+        from billiard.process import active_children
+    except ImportError:
+        return
+    for child in active_children():
+        try:
+            os.kill(child.pid, STOP_SIGNAL)
+        except (ProcessLookupError, TypeError):
+            pass
+
+
+def send_slice(book_name: str, game_id: int, token: str) -> None:
+    advance_game.apply_async((book_name, game_id, token), queue=settings().queue)
+
+
+@app.task(name="obook.advance_game", ignore_result=True)
+def advance_game(book_name: str, game_id: int, token: str | None = None) -> str:
+    """Play a slice of game ``game_id`` of book ``book_name`` if ``token`` (or nobody) holds it."""
+    try:
+        player = _player(book_name)
+    except EngineMismatch as exc:
+        log.error("worker %s refuses game %d: %s", _owner(), game_id, exc)
+        return "refused"
+    except (StoreError, q.BookNotFound) as exc:
+        log.warning("game %d of book %r: %s", game_id, book_name, exc)
+        return "unavailable"
+    try:
+        return play_slice(player, game_id, token, settings().slice_seconds,
+                          lambda gid, tok: send_slice(book_name, gid, tok), stop_requested=lambda: _state["stop"])
+    except StoreError as exc:
+        log.warning("game %d: store unreachable (%s); its lease will expire and the driver resends it", game_id, exc)
+        return "unavailable"
