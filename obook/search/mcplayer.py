@@ -255,7 +255,8 @@ class MonteCarloPlayer(Player):
                 minimax[k] = min(minimax[k], leaves[leaf, SUM] / leaves[leaf, N])
         active = np.isfinite(minimax).astype(np.int64)
         self.last_search = {"leaves": leaves, "leaf_first": first, "leaf_reply": reply, "minimax": minimax}
-        return self._result(candidates, stats, active, done, time.perf_counter() - start, values=minimax)
+        return self._result(candidates, stats, active, done, time.perf_counter() - start,
+                            values=np.where(active > 0, minimax, 0.0))
 
     def _result(self, candidates, stats, active, done, elapsed, values=None) -> SearchResult:
         moves = []

@@ -19,6 +19,8 @@ for a draw); statistics are rows of ``[N, SUM, SUM_SQ, WINS]`` (see ``pruning.py
   win rate), ``v = 0`` (score) or 1/2 (win) for a point never seen. Annealing raises ``K`` linearly
   from 0 to its value over the budget ("increases K from 0 to 5 over time"). ``K = 0`` is the plain
   policy.
+A game the root move (and reply) ends with two passes is scored as it stands, not played on.
+
 - ``sample_depth2``: every (move, reply) leaf gets playouts round-robin; the caller takes the
   minimum over replies of the leaf means (depth-i enhancement with i = 2).
 """
@@ -33,6 +35,7 @@ from obook.go.board import (
     BLACK,
     N_EMPTY,
     PASS,
+    PASSES,
     SIZE,
     TO_MOVE,
     area_score,
@@ -191,7 +194,7 @@ def sample_first_moves(root, work, candidates, n_candidates, active, order, allo
     points = root.scalars[SIZE] * root.scalars[SIZE]
     for i in range(count):
         if allocation == ROUND_ROBIN:
-            k = order[i % n_active]
+            k = order[(done + i) % n_active]
         else:
             k = order[rand_below(rng, n_active)]
         t = temperature
@@ -199,7 +202,9 @@ def sample_first_moves(root, work, candidates, n_candidates, active, order, allo
             t = temperature * min(1.0, (done + i) / budget)
         copy_board(work, root)
         play(work, candidates[k])
-        if t > 0.0:
+        if work.scalars[PASSES] >= 2:
+            score = area_score(work, komi)
+        elif t > 0.0:
             set_temperature_weights(amaf, weights, t, value_kind, points)
             moves[0] = candidates[k]
             score, n_moves = recorded_playout(work, policy, rng, komi, scratch, t, weights, moves, 1)
@@ -241,7 +246,10 @@ def sample_depth2(root, work, leaf_first, leaf_reply, n_leaves, policy, rng, kom
         copy_board(work, root)
         play(work, leaf_first[k])
         play(work, leaf_reply[k])
-        score, _ = playout(work, policy, rng, komi, scratch)
+        if work.scalars[PASSES] >= 2:
+            score = area_score(work, komi)
+        else:
+            score, _ = playout(work, policy, rng, komi, scratch)
         _add_sample(stats, k, _value(score, mover, value_kind), _win(score, mover))
         k += 1
         if k == n_leaves:
