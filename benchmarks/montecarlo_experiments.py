@@ -10,7 +10,8 @@ mean score margin. Results go to ``docs/montecarlo_results.json`` (merged by exp
     python benchmarks/montecarlo_experiments.py rd --games 20 --budget 2000 --values 0.5,1,2,4
     python benchmarks/montecarlo_experiments.py temperature --games 20 --budget 1000 --values 0,2,5,10,20
     python benchmarks/montecarlo_experiments.py amaf --games 20 --budget 2000
-    python benchmarks/montecarlo_experiments.py plot
+    python benchmarks/montecarlo_experiments.py plot     # redraw the PNGs from the JSON
+    python benchmarks/montecarlo_experiments.py table    # the results as Markdown tables
 
 The players (seed 003's three programs; random first moves, scores averaged, as its "simpler
 approach"; ``resign_threshold=0`` so that every game is scored to the end):
@@ -81,10 +82,11 @@ def fig3(args) -> None:
     rows = previous.get("rows", {})
     for name in args.programs:
         spec = PROGRAMS[name]
-        rows[name] = []
+        rows[name] = [r for r in rows.get(name, []) if r["n"] not in args.budgets]  # rerun budgets replace
         for n in args.budgets:
             row = play(f"{spec},playouts={4 * n}", f"{spec},playouts={n}", args.games, args.size, args.komi, n)
             rows[name].append({"n": n, **row})
+        rows[name].sort(key=lambda r: r["n"])
     save("fig3", {"settings": vars_of(args), "rows": rows})
 
 
@@ -165,7 +167,9 @@ def plot(_args=None) -> None:
         ax.set_xscale("log")
         ax.set_xlabel("N (playouts per move of the weaker side)")
         ax.set_ylabel("win % of 4N against N (95% Wilson)")
-        ax.set_title(f"Self-play 4N vs N, {data['fig3']['settings']['games']} games a point (cf. 003 Fig. 3)")
+        games = sorted({r["games"] for rows in data["fig3"]["rows"].values() for r in rows})
+        ax.set_title(f"Self-play 4N vs N, {'-'.join(map(str, games[::max(1, len(games) - 1)]))} games a point"
+                     " (cf. 003 Fig. 3)", fontsize=10)
         ax.legend()
         fig.tight_layout()
         fig.savefig(DOCS / "montecarlo_fig3.png", dpi=110)
@@ -208,6 +212,31 @@ def plot(_args=None) -> None:
         fig.savefig(DOCS / "montecarlo_bouzy.png", dpi=110)
 
 
+def table(_args=None) -> None:
+    """The results as Markdown tables (what docs/montecarlo.md quotes)."""
+    data = json.loads(RESULTS.read_text())
+
+    def line(label, r):
+        low, high = r["ci95"]
+        spm = r["seconds_per_move"]
+        return (f"| {label} | {r['a_wins']}-{r['b_wins']}" + (f" ({r['draws']} drawn)" if r["draws"] else "")
+                + f" | {100 * r['a_score']:.0f}% [{100 * low:.0f}, {100 * high:.0f}] | {r['mean_margin_a']:+.1f} |"
+                f" {spm['A']:.3f} / {spm['B']:.3f} |")
+
+    header = "| {} | A-B wins | A's score, 95% CI | A's mean margin (points) | s/move A / B |\n|---|---|---|---|---|"
+    for key, label in (("fig3", "n"), ("fig4", "n")):
+        if key in data:
+            for name, rows in data[key]["rows"].items():
+                print(f"\n{key} {name}\n" + header.format("N"))
+                for r in rows:
+                    print(line(f"{4 * r['n']} vs {r['n']}" if key == "fig3" else str(r["n"]), r))
+    for key, label in (("rd", "rd"), ("temperature", "K"), ("amaf", "player")):
+        if key in data:
+            print(f"\n{key} (B = {data[key]['reference']})\n" + header.format(label))
+            for r in data[key]["rows"]:
+                print(line(str(r[label]), r))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -231,13 +260,15 @@ def main() -> None:
         p.set_defaults(func=func)
     p = sub.add_parser("plot")
     p.set_defaults(func=plot)
+    p = sub.add_parser("table")
+    p.set_defaults(func=table)
     for p in sub.choices.values():
         p.add_argument("--games", type=int, default=20)
         p.add_argument("--size", type=int, default=9)
         p.add_argument("--komi", type=float, default=0.5)
     args = parser.parse_args()
     args.func(args)
-    if args.command != "plot":
+    if args.command not in ("plot", "table"):
         plot()
 
 

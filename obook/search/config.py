@@ -65,7 +65,7 @@ class SearchConfig:
     max_nodes: int = 1_000_000  # node capacity of the tree (about 52 bytes a node, twice for reuse)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
-    processes: int = 1  # root parallelism over processes
+    processes: int = 1  # uct: root parallelism; flat/pp: master/slave pruning, one slave per process
     seed: int = 0  # seed of the search's random numbers (0: from the clock)
 
     def __post_init__(self) -> None:

@@ -126,7 +126,7 @@ class MonteCarloPlayer(Player):
         seconds, playouts = self.budget(seconds, playouts)
         self.position = position
         if self.config.algorithm == "depth2":
-            return self._depth2(position, seconds, playouts)
+            return self._depth2(position, seconds, playouts, on_progress, progress_interval)
         if self.config.algorithm == "amaf":
             return self._amaf(position, seconds, playouts, on_progress, progress_interval)
         return self._first_moves(position, seconds, playouts, on_progress, progress_interval)
@@ -218,10 +218,9 @@ class MonteCarloPlayer(Player):
         self.last_search = {"stats": stats, "active": active, "candidates": candidates}
         return self._result(candidates, stats, active, done, elapsed)
 
-    def _depth2(self, position, seconds, playouts) -> SearchResult:
+    def _depth2(self, position, seconds, playouts, on_progress, progress_interval) -> SearchResult:
         from obook.search.montecarlo import VALUES, sample_depth2
 
-        c = self.config
         stream = self.streams[0]
         candidates = root_candidates(position)
         leaf_first, leaf_reply, owner = [], [], []
@@ -238,14 +237,24 @@ class MonteCarloPlayer(Player):
         owner = np.array(owner, np.int64)
         leaves = new_stats(len(first))
         stream.reset(position.board, position.komi, len(candidates))
-        start = time.perf_counter()
+        start = last_report = time.perf_counter()
         done, next_leaf = 0, 0
         chunk = max(len(first), 256)
         while (done < playouts) if seconds is None else (done == 0 or time.perf_counter() - start < seconds):
             count = min(chunk, playouts - done) if seconds is None else chunk
             next_leaf = sample_depth2(stream.root, stream.work, first, reply, len(first), stream.policy, stream.rng,
-                                      position.komi, stream.scratch, count, next_leaf, VALUES[c.value], leaves)
+                                      position.komi, stream.scratch, count, next_leaf, VALUES[self.config.value],
+                                      leaves)
             done += count
+            now = time.perf_counter()
+            if on_progress is not None and now - last_report >= progress_interval:
+                on_progress(self._depth2_result(candidates, owner, first, reply, leaves, done, now - start))
+                last_report = now
+        return self._depth2_result(candidates, owner, first, reply, leaves, done, time.perf_counter() - start)
+
+    def _depth2_result(self, candidates, owner, first, reply, leaves, done, elapsed) -> SearchResult:
+        """Each root move's value is the minimum over its replies of the leaf means (the opponent
+        answers with the reply worst for us); moves with no sampled leaf are left out."""
         stats = new_stats(len(candidates))
         minimax = np.full(len(candidates), np.inf)
         for leaf in range(len(first)):
@@ -255,8 +264,7 @@ class MonteCarloPlayer(Player):
                 minimax[k] = min(minimax[k], leaves[leaf, SUM] / leaves[leaf, N])
         active = np.isfinite(minimax).astype(np.int64)
         self.last_search = {"leaves": leaves, "leaf_first": first, "leaf_reply": reply, "minimax": minimax}
-        return self._result(candidates, stats, active, done, time.perf_counter() - start,
-                            values=np.where(active > 0, minimax, 0.0))
+        return self._result(candidates, stats, active, done, elapsed, values=np.where(active > 0, minimax, 0.0))
 
     def _result(self, candidates, stats, active, done, elapsed, values=None) -> SearchResult:
         moves = []
