@@ -19,10 +19,10 @@ for a draw); statistics are rows of ``[N, SUM, SUM_SQ, WINS]`` (see ``pruning.py
   win rate), ``v = 0`` (score) or 1/2 (win) for a point never seen. Annealing raises ``K`` linearly
   from 0 to its value over the budget ("increases K from 0 to 5 over time"). ``K = 0`` is the plain
   policy.
-A game the root move (and reply) ends with two passes is scored as it stands, not played on.
-
 - ``sample_depth2``: every (move, reply) leaf gets playouts round-robin; the caller takes the
   minimum over replies of the leaf means (depth-i enhancement with i = 2).
+
+A game that the root move (and reply) end with two passes is scored as it stands, not played on.
 """
 
 from __future__ import annotations
