@@ -172,7 +172,7 @@ def test_search_config_rejects_bad_options():
 
 def test_flat_player_is_available_behind_the_same_interface():
     position = Position.from_ascii(ESCAPE, to_move="B", komi=0.5)
-    result = make_player("algorithm=flat,playouts=6000,seed=5").genmove(position)
+    result = make_player("algorithm=flat,policy=atari50,playouts=6000,seed=5").genmove(position)
     assert position.vertex(result.move) == "C3"
     assert np.isclose(sum(s.visits for s in result.moves), 6000)
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 from obook.errors import ObookError
 
-ALGORITHMS = ("uct", "flat", "random")
+ALGORITHMS = ("uct", "flat", "pp", "amaf", "depth2", "random")
+MC_VALUES = ("score", "win")
+ALLOCATIONS = ("roundrobin", "random")
 SELECTIONS = ("ucb1", "ucb1-tuned")
 RAVE_SCHEDULES = ("alpha", "beta")
 REWARDS = ("win", "score")
@@ -21,7 +23,11 @@ REWARDS = ("win", "score")
 @dataclass(frozen=True)
 class SearchConfig:
     # --- what is searched -------------------------------------------------------------------
-    algorithm: str = "uct"  # uct: MCTS over a tree; flat: one-ply Monte-Carlo (no tree); random: no search
+    # uct: MCTS over a tree. The seeds' pure Monte-Carlo family (obook/search/mcplayer.py):
+    # flat: one-ply model, the mean value of the first move; pp: flat with progressive pruning;
+    # amaf: all-moves-as-first (GOBBLE); depth2: minimax over the means of (move, reply) leaves.
+    # random: no search, a uniformly random legal move (the grid's zero-think benchmark player)
+    algorithm: str = "uct"
     policy: str = "heavy"  # playout policy: light, atari50 or heavy (the strongest measured)
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"
@@ -42,6 +48,17 @@ class SearchConfig:
     # --- reward ------------------------------------------------------------------------------
     reward: str = "win"  # win: 1/0 (0.5 jigo); score: win plus a small bonus per point
     score_weight: float = 0.02  # with reward=score, reward = win + score_weight*tanh(score/10)
+    # --- pure Monte-Carlo (algorithm flat, pp, amaf, depth2; seeds 001 and 003) ----------------
+    value: str = "score"  # what a playout is worth to the mover: score (area - komi; the seeds) or win
+    allocation: str = "roundrobin"  # first moves of flat/pp: roundrobin (Bouzy) or random (seed 003)
+    temperature: float = 0.0  # K: playouts choose moves with probability ~ exp(K * AMAF value); 0 off
+    annealing: bool = False  # raise K linearly from 0 to temperature over the budget
+    rd: float = 1.0  # progressive pruning: m -/+ rd * sigma (seed 003 used 0.3, Bouzy 1)
+    sigma_e: float = 0.2  # stop when every move left has sigma < sigma_e and none is inferior (003: 1.0)
+    min_games: int = 100  # samples a move needs before it is pruned or prunes others (001: 100)
+    soft_pruning: bool = False  # a pruned move comes back when no longer statistically inferior
+    stages: int = 16  # pruning decisions per search: s stages of N samples per slave (003 Figure 2)
+    slaves: int = 1  # sample streams, each with its own seed; run in processes when processes > 1
     # --- budgets and moves -------------------------------------------------------------------
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
@@ -49,7 +66,7 @@ class SearchConfig:
     max_nodes: int = 1_000_000  # node capacity of the tree (about 52 bytes a node, twice for reuse)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
-    processes: int = 1  # root parallelism over processes
+    processes: int = 1  # uct: root parallelism; flat/pp: master/slave pruning, one slave per process
     seed: int = 0  # seed of the search's random numbers (0: from the clock)
 
     def __post_init__(self) -> None:
@@ -61,6 +78,8 @@ class SearchConfig:
             "rave_schedule": (self.rave_schedule, RAVE_SCHEDULES),
             "reward": (self.reward, REWARDS),
             "policy": (self.policy, tuple(POLICY_NAMES)),
+            "value": (self.value, MC_VALUES),
+            "allocation": (self.allocation, ALLOCATIONS),
         }
         for key, (value, allowed) in checks.items():
             if value not in allowed:
@@ -75,6 +94,16 @@ class SearchConfig:
             raise ObookError("search option max_nodes must be at least 1000")
         if self.processes < 1:
             raise ObookError("search option processes must be at least 1")
+        for key in ("temperature", "rd", "sigma_e", "min_games"):
+            if getattr(self, key) < 0:
+                raise ObookError(f"search option {key} must not be negative")
+        if self.stages < 1 or self.slaves < 1:
+            raise ObookError("search options stages and slaves must be at least 1")
+        if self.processes > 1 and self.algorithm in ("flat", "pp") and self.slaves not in (1, self.processes):
+            raise ObookError("with algorithm=flat/pp, processes>1 runs one slave per process: "
+                             "give slaves=processes (or leave slaves out)")
+        if self.processes > 1 and self.algorithm in ("amaf", "depth2"):
+            raise ObookError(f"algorithm={self.algorithm} runs in one process (processes=1)")
 
     @classmethod
     def from_spec(cls, spec: str | None, **overrides) -> "SearchConfig":

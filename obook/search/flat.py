@@ -1,40 +1,10 @@
-"""One-ply Monte-Carlo ("pure" Monte-Carlo): every candidate move gets playouts in turn and the move
-with the best mean wins. The seeds' starting point, and the baseline the tree search must beat."""
+"""The candidate moves of the one-ply (pure) Monte-Carlo players: what ``mcplayer.py`` samples at
+the root and ``depth2`` at the replies."""
 
 from __future__ import annotations
 
-from obook.go.board import (
-    BLACK,
-    N_EMPTY,
-    PASS,
-    TO_MOVE,
-    copy_board,
-    is_eye,
-    is_legal,
-    play,
-)
+from obook.go.board import N_EMPTY, PASS, TO_MOVE, is_eye, is_legal
 from obook.jit import hot
-from obook.playout.policies import playout
-
-
-@hot
-def flat_search(root, work, candidates, n_candidates, policy, rng, komi, scratch, playouts, wins, sq, visits):
-    """Spread ``playouts`` round-robin over the candidates; accumulate the mover's rewards."""
-    mover = root.scalars[TO_MOVE]
-    for i in range(playouts):
-        k = i % n_candidates
-        copy_board(work, root)
-        play(work, candidates[k])
-        score, _ = playout(work, policy, rng, komi, scratch)
-        if score > 0:
-            r = 1.0 if mover == BLACK else 0.0
-        elif score < 0:
-            r = 0.0 if mover == BLACK else 1.0
-        else:
-            r = 0.5
-        wins[k] += r
-        sq[k] += r * r
-        visits[k] += 1
 
 
 @hot

@@ -13,8 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from obook.go.board import BLACK, PASS, new_board
-from obook.playout.policies import POLICY_NAMES, new_scratch
+from obook.go.board import BLACK, PASS
 from obook.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
@@ -61,53 +60,6 @@ class Player:
                 return self.config.seconds, 10**12
             return None, self.config.playouts
         return seconds, playouts if playouts is not None else 10**12
-
-
-class FlatPlayer(Player):
-    """One-ply Monte-Carlo: the seeds' pure Monte-Carlo player with uniform move allocation."""
-
-    def __init__(self, config: SearchConfig):
-        self.config = config
-        self.rng = make_rng(resolve_seed(config.seed))
-
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
-        from obook.search.flat import candidate_moves, flat_search
-
-        seconds, playouts = self.budget(seconds, playouts)
-        self.position = position
-        board = position.board
-        cells = board.color.shape[0]
-        candidates = np.zeros(cells + 1, np.int64)
-        n = int(candidate_moves(board, candidates))
-        wins, sq, visits = np.zeros(n), np.zeros(n), np.zeros(n, np.int64)
-        work = new_board(position.size)
-        scratch = new_scratch(board)
-        policy = POLICY_NAMES[self.config.policy]
-        start = time.perf_counter()
-        done = 0
-        last_report = start
-        chunk = max(n, 256)
-        while done < playouts:
-            step = min(chunk, playouts - done)
-            flat_search(board, work, candidates, n, policy, self.rng, position.komi, scratch, step, wins, sq, visits)
-            done += step
-            now = time.perf_counter()
-            if seconds is not None and now - start >= seconds:
-                break
-            if on_progress is not None and now - last_report >= progress_interval:
-                on_progress(self._result(candidates, n, wins, sq, visits, done, now - start))
-                last_report = now
-        return self._result(candidates, n, wins, sq, visits, done, time.perf_counter() - start)
-
-    def _result(self, candidates, n, wins, sq, visits, done, elapsed) -> SearchResult:
-        stats = []
-        for k in range(n):
-            v = int(visits[k])
-            mean = wins[k] / v if v else 0.0
-            var = max(sq[k] / v - mean * mean, 0.0) if v else 0.0
-            stats.append(MoveStats(point=int(candidates[k]), visits=v, winrate=mean, variance=var, pv=[int(candidates[k])]))
-        stats.sort(key=lambda s: (s.winrate, s.visits), reverse=True)
-        return decide(self.config, self.position, stats, done, elapsed)
 
 
 class RandomPlayer(Player):
@@ -165,10 +117,16 @@ def make_player(config: SearchConfig | str | None = None) -> Player:
     """The player a configuration describes (a ``SearchConfig`` or a spec string)."""
     if not isinstance(config, SearchConfig):
         config = SearchConfig.from_spec(config)
-    if config.algorithm == "flat":
-        return FlatPlayer(config)
     if config.algorithm == "random":
         return RandomPlayer(config)
+    if config.algorithm in ("flat", "pp", "amaf", "depth2"):
+        if config.processes > 1:
+            from obook.search.mcparallel import MasterSlavePlayer
+
+            return MasterSlavePlayer(config)
+        from obook.search.mcplayer import MonteCarloPlayer
+
+        return MonteCarloPlayer(config)
     if config.processes > 1:
         from obook.search.parallel import RootParallelPlayer
 
@@ -178,4 +136,4 @@ def make_player(config: SearchConfig | str | None = None) -> Player:
     return MCTSPlayer(config)
 
 
-__all__ = ["Player", "FlatPlayer", "RandomPlayer", "make_player", "PASS"]
+__all__ = ["Player", "RandomPlayer", "decide", "make_player", "PASS"]

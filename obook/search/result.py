@@ -14,6 +14,8 @@ class MoveStats:
     amaf_visits: int = 0
     amaf_winrate: float = 0.0
     pv: list[int] = field(default_factory=list)  # this move, then the best continuation
+    value: float = 0.0  # pure Monte-Carlo players: the mean score (or win rate) they rank moves by
+    pruned: bool = False  # progressive pruning: no longer a candidate when the search ended
 
 
 @dataclass
