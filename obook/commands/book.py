@@ -122,6 +122,7 @@ def cmd_build(args) -> int:
             final = build(plan)
         else:
             final = _build_with_display(plan, build)
+            print(file=err)
     except KeyboardInterrupt:
         print("\ninterrupted: games in progress keep their moves; run the same command to continue", file=err)
         return 130
