@@ -20,6 +20,7 @@ import numpy as np
 
 from obook.search.config import SearchConfig
 from obook.search.mcplayer import MonteCarloPlayer, SampleStream, stream_seed
+from obook.search.parallel import stop_processes
 from obook.search.player import resolve_seed
 
 
@@ -67,15 +68,7 @@ class MasterSlavePlayer(MonteCarloPlayer):
         return [connection.recv() for connection in self.connections]
 
     def close(self) -> None:
-        for connection in self.connections:
-            try:
-                connection.send(("stop",))
-            except (BrokenPipeError, OSError):
-                pass
-        for process in self.processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
+        stop_processes(self.connections, self.processes)
         self.connections, self.processes = [], []
 
     def __del__(self):

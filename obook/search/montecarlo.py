@@ -64,10 +64,8 @@ def moves_buffer(size: int) -> np.ndarray:
 
 
 @hot(inline="always")
-def _value(score, mover, value_kind):
+def _win(score, mover):
     mover_score = score if mover == BLACK else -score
-    if value_kind == VALUE_SCORE:
-        return mover_score
     if mover_score > 0:
         return 1.0
     if mover_score < 0:
@@ -76,13 +74,10 @@ def _value(score, mover, value_kind):
 
 
 @hot(inline="always")
-def _win(score, mover):
-    mover_score = score if mover == BLACK else -score
-    if mover_score > 0:
-        return 1.0
-    if mover_score < 0:
-        return 0.0
-    return 0.5
+def _value(score, mover, value_kind):
+    if value_kind == VALUE_SCORE:
+        return score if mover == BLACK else -score
+    return _win(score, mover)
 
 
 @hot(inline="always")

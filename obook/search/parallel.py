@@ -19,6 +19,19 @@ from obook.search.result import MoveStats, SearchResult
 SLICE_SECONDS = 0.25
 
 
+def stop_processes(connections, processes, timeout: float = 5.0) -> None:
+    """Ask each search process to stop, wait for it, and terminate the ones that do not."""
+    for connection in connections:
+        try:
+            connection.send(("stop",))
+        except (BrokenPipeError, OSError):
+            pass
+    for process in processes:
+        process.join(timeout=timeout)
+        if process.is_alive():
+            process.terminate()
+
+
 def _worker(connection, config: SearchConfig) -> None:
     from obook.search.mcts import MCTSPlayer
 
@@ -136,15 +149,7 @@ class RootParallelPlayer(Player):
         return decide(self.config, position, stats, done, elapsed, nodes)
 
     def close(self) -> None:
-        for connection in self.connections:
-            try:
-                connection.send(("stop",))
-            except (BrokenPipeError, OSError):
-                pass
-        for process in self.processes:
-            process.join(timeout=5)
-            if process.is_alive():
-                process.terminate()
+        stop_processes(self.connections, self.processes)
         self.connections, self.processes = [], []
 
     def __del__(self):
