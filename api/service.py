@@ -316,7 +316,7 @@ class BookService:
                 self.stats.put((book.id, replayed.key), (generation, rows))
         candidates = candidates_from_rows(replayed, replayed.symmetry, rows)
         found = Lookup(book, replayed, candidates, usage_move(candidates, min_games),
-                       coevolution_move(candidates, book.threshold))
+                       coevolution_move(candidates, book.threshold, book.widening))
         return views.lookup_out(found, [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones])
 
     def replayed(self, book: q.BookInfo, spelled: tuple[str, ...]) -> ReplayedPosition:

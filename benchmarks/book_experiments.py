@@ -54,7 +54,7 @@ def cmd_learning(args) -> None:
     store = open_book_store(args.db, create=True)
     book = ensure_book(store, args.book, BookSettings(size=args.size, komi=args.komi, algorithm=args.algorithm,
                                                      search=f"playouts={args.playouts}", seconds_per_move=0,
-                                                     depth=args.depth))
+                                                     depth=args.depth, widening=args.widening))
     if args.seed_sgf:
         from obook.book.sgfio import seed_book
 
@@ -194,6 +194,7 @@ def main() -> None:
     p.add_argument("--checkpoints", default="100,200,400")
     p.add_argument("--games-per-checkpoint", type=int, default=100)
     p.add_argument("--seed-sgf", default=None, help="a folder of SGF games to seed the book with first")
+    p.add_argument("--widening", type=float, default=0.0, help="progressive widening of the book rule (0: off)")
     p.set_defaults(func=cmd_learning)
     p = sub.choices["compare"]
     p.add_argument("--books", required=True)

@@ -78,3 +78,12 @@ def test_candidates_come_back_in_the_callers_orientation():
     # D7 after C3 is F3 after G7 (half turn) or, the same move, C6 (its mirror in the diagonal)
     assert found[0].vertex in ("F3", "C6") and found[1].vertex == "pass"
     assert found[0].share == 1.0
+
+
+def test_progressive_widening_mutates_until_a_position_has_enough_moves():
+    one_line = [cand("E5", 9, 5)]  # 9 games, one move: 1 + floor(9 ** 0.5) = 4 moves wanted
+    assert coevolution_move(one_line, 0.1) is not None  # the seed's rule keeps playing it
+    assert coevolution_move(one_line, 0.1, widening=0.5) is None  # widening mutates
+    wide = [cand("E5", 6, 3), cand("C3", 1, 1), cand("D4", 1, 0), cand("F6", 1, 0)]
+    assert coevolution_move(wide, 0.1, widening=0.5).vertex == "C3"  # 4 moves for 9 games: the rule again
+    assert coevolution_move([], 0.1, widening=0.5) is None

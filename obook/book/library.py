@@ -42,6 +42,7 @@ class BookSettings:
     seconds_per_move: float = 1.0
     depth: int = 20
     superko: bool = False
+    widening: float = 0.0  # progressive widening exponent of the book rule (0: the seed's rule)
 
     def validated(self) -> "BookSettings":
         if not 5 <= self.size <= 19:
@@ -55,9 +56,11 @@ class BookSettings:
             raise ObookError(f"book depth {self.depth}: must be at least 1")
         if self.seconds_per_move < 0:
             raise ObookError("seconds per move must not be negative")
+        if not 0 <= self.widening < 1:
+            raise ObookError(f"widening {self.widening}: must be in [0, 1)")
         spec = SearchConfig.from_spec(self.search or None).to_spec() if self.search else ""
         return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, self.depth,
-                            self.superko)
+                            self.superko, self.widening)
 
 
 def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> q.BookInfo:
@@ -76,14 +79,14 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
                 return q.create_book(conn, name=name, size=s.size, komi=s.komi,
                                      rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
                                      threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
-                                     depth=s.depth, engine_version=ENGINE_VERSION)
+                                     depth=s.depth, widening=s.widening, engine_version=ENGINE_VERSION)
     except IntegrityError:  # another builder created it a moment ago: use theirs
         with store.read() as conn:
             book = q.get_book(conn, name)
     if wanted is not None:
         s = wanted.validated()
         have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,
-                "search": book.search, "depth": book.depth, "superko": book.superko}
+                "search": book.search, "depth": book.depth, "superko": book.superko, "widening": book.widening}
         for key in sorted(explicit & have.keys()):
             if getattr(s, key) != have[key]:
                 raise ObookError(f"book {name!r} exists with {key}={have[key]!r}, not {getattr(s, key)!r}: "
@@ -122,7 +125,7 @@ def lookup(store: Store, book: q.BookInfo, moves: str | list[str], min_games: in
     with store.read() as conn:
         candidates = book_candidates(conn, book, position)
     return Lookup(book, position, candidates, usage_move(candidates, min_games),
-                  coevolution_move(candidates, book.threshold))
+                  coevolution_move(candidates, book.threshold, book.widening))
 
 
 # ---- verify ----------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ search's move). Playing *from* the book uses the usage rule: the most simulated 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
@@ -54,9 +55,17 @@ def candidates_from_rows(position: Position, symmetry: int, rows: list[tuple[int
     return candidates
 
 
-def coevolution_move(candidates: list[Candidate], threshold: float) -> Candidate | None:
+def coevolution_move(candidates: list[Candidate], threshold: float, widening: float = 0.0) -> Candidate | None:
     """Algorithm 1's choice: the move with the highest success rate when it exceeds ``threshold``
-    (ties go to the move with more games), else ``None``: mutate."""
+    (ties go to the move with more games), else ``None``: mutate.
+
+    ``widening`` b > 0 adds progressive widening (seed 001's device, applied to the book): while a
+    position with N games has fewer than 1 + floor(N^b) distinct moves, mutate anyway. Without it
+    MVBM settles on one line whose moves stay above 10% and stops exploring the opening."""
+    if widening > 0:
+        games = sum(c.games for c in candidates)
+        if len(candidates) < 1 + math.floor(games ** widening):
+            return None
     best = None
     for c in candidates:
         if c.winrate > threshold and (best is None or (c.winrate, c.games) > (best.winrate, best.games)):

@@ -177,7 +177,7 @@ class SelfPlayer:
     def _book_pick(self, conn, position: Position):
         if len(position.moves) >= self.book.depth:
             return None
-        return coevolution_move(book_candidates(conn, self.book, position), self.book.threshold)
+        return coevolution_move(book_candidates(conn, self.book, position), self.book.threshold, self.book.widening)
 
     def _keep_lease(self, game: q.GameRow) -> None:
         with self.store.write() as conn:

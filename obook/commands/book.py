@@ -25,6 +25,8 @@ def register(subparsers) -> None:
     p.add_argument("--depth", type=int, default=None, help="moves of each game that count in the book (new: 20)")
     p.add_argument("--search", default=None, help="search options of the mutation player (SearchConfig spec)")
     p.add_argument("--superko", action="store_true", default=None, help="forbid positional superko")
+    p.add_argument("--widening", type=float, default=None,
+                   help="new book: mutate while a position with N games has fewer than 1+N^W moves (0: off)")
     p.add_argument("--games", type=int, default=20, help="finished self-play games the book should have (seed games not counted)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
     p.add_argument("--seconds-per-move", type=float, default=None, help="thinking time of a mutation (new: 1.0)")
@@ -100,7 +102,8 @@ def cmd_build(args) -> int:
         raise ObookError("--workers must be at least 1")
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
                                 "threshold": args.threshold, "depth": args.depth, "search": args.search,
-                                "superko": args.superko, "seconds_per_move": args.seconds_per_move}.items()
+                                "superko": args.superko, "seconds_per_move": args.seconds_per_move,
+                                "widening": args.widening}.items()
              if v is not None}
     wanted = BookSettings(**given)
     store = _store(args, create=True)
@@ -108,8 +111,9 @@ def cmd_build(args) -> int:
     seconds = args.seconds_per_move
     plan = BuildPlan(url=store.url, book=book.name, target=args.games, workers=workers, seconds=seconds)
     err = sys.stderr
+    widening = f", widening {book.widening:g}" if book.widening else ""
     print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {book.algorithm.upper()} "
-          f"threshold {book.threshold:g}, depth {book.depth}) in {store.name}", file=err)
+          f"threshold {book.threshold:g}, depth {book.depth}{widening}) in {store.name}", file=err)
     print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
           f"mutation move, target {args.games} finished games (Ctrl-C stops; run again to continue)", file=err)
     from obook.book.build import warm_up

@@ -65,6 +65,7 @@ class Book(Base):
     search: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the mutation player
     seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
     depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves
+    widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)
     engine_version: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

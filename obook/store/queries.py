@@ -54,6 +54,7 @@ class BookInfo:
     depth: int
     engine_version: str
     created_at: dt.datetime
+    widening: float = 0.0
 
     @property
     def superko(self) -> bool:
@@ -88,7 +89,7 @@ def _book(row) -> BookInfo:
     return BookInfo(id=m["id"], name=m["name"], size=m["size"], komi=m["komi"], rules=m["rules"],
                     algorithm=m["algorithm"], threshold=m["threshold"], search=m["search"],
                     seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
-                    created_at=as_utc(m["created_at"]))
+                    created_at=as_utc(m["created_at"]), widening=m["widening"])
 
 
 def _game(row) -> GameRow:
