@@ -160,6 +160,7 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
     with store.read() as conn:
         book = q.get_book(conn, plan.book)
     reclaim_local_leases(store)
+    warm_up(book)
     context = mp.get_context("spawn")
     processes = [context.Process(target=_worker_main, args=(plan, i + 1), name=f"obook-build-{i + 1}", daemon=True)
                  for i in range(plan.workers)]

@@ -116,11 +116,8 @@ def cmd_build(args) -> int:
           f"threshold {book.threshold:g}, depth {book.depth}{widening}) in {store.name}", file=err)
     print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
           f"mutation move, target {args.games} finished games (Ctrl-C stops; run again to continue)", file=err)
-    from obook.book.build import warm_up
-
     started = time.time()
     print("  loading the engine (the first run compiles it: a few minutes)...", file=err)
-    warm_up(book)
     try:
         if args.quiet:
             final = build(plan)
