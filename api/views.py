@@ -111,7 +111,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
             playing = r.in_flight_games(conn, book.id, games_limit)
             books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now), playing,
                           r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing)))
-        workers = r.live_workers(conn, worker_seconds, workers_limit)
+        workers = q.live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
     last_hour_total = sum(last_hour_all.values())

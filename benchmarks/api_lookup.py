@@ -87,7 +87,6 @@ def build_book(url: str, rows: int, games: int) -> list[list[str]]:
     from obook.book.keys import opening_statistics
     from obook.book.library import BookSettings, ensure_book, open_book_store
     from obook.store import queries as q
-    from obook.store import reporting as r
     from obook.store.db import to_signed
 
     store = open_book_store(url, create=True)
@@ -95,7 +94,7 @@ def build_book(url: str, rows: int, games: int) -> list[list[str]]:
     started = time.time()
     openings = synthetic_openings(games)
     with store.read() as conn:
-        have = r.stats_rows(conn, book.id)
+        have = q.stats_count(conn, book.id)
     if have >= rows:
         log.info("book %r already has %d statistics rows", BOOK, have)
         return [m for m, _ in openings]
@@ -260,11 +259,10 @@ def main() -> None:
     port = free_port()
     from obook.book.library import open_book_store
     from obook.store import queries as q
-    from obook.store import reporting as r
 
     store = open_book_store(args.db)
     with store.read() as conn:
-        rows = r.stats_rows(conn, q.get_book(conn, BOOK).id)
+        rows = q.stats_count(conn, q.get_book(conn, BOOK).id)
     server = start_server(args.db, port, cache=not args.no_cache)
     try:
         def load(seconds: float, connections: int) -> dict:

@@ -20,7 +20,8 @@ from celery.signals import worker_init, worker_process_init, worker_process_shut
 from obook.book.keys import ENGINE_VERSION
 from obook.book.selfplay import EngineMismatch, SelfPlayer, new_worker_id
 from obook.config import settings
-from obook.grid.slices import play_slice, warm_up
+from obook.book.selfplay import warm_up
+from obook.grid.slices import play_slice
 from obook.store import queries as q
 from obook.store.db import StoreError, forget_stores, normalise_url
 from workers.app import app

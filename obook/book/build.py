@@ -134,23 +134,6 @@ def status(store: Store, book: q.BookInfo, target: int, started: float, finished
     return BuildStatus(finished, counts.get(IN_PROGRESS, 0), target, sequences, rate)
 
 
-def warm_up(book: q.BookInfo) -> None:
-    """Compile (or load from the cache) the search and the scoring once, in this process,
-    before the workers start: K processes compiling the same code at once would take K times
-    the CPU of the first run."""
-    from obook.book.selfplay import mutation_config
-    from obook.position import Position
-    from obook.search.ownership import stone_status
-    from obook.search.player import make_player
-
-    position = Position(size=book.size, komi=book.komi)
-    player = make_player(mutation_config(book).replace(seconds=0, playouts=16, max_nodes=1000))
-    player.genmove(position)
-    player.close()
-    position.play(position.point("pass"))
-    stone_status(position, 8, mutation_config(book).policy)
-
-
 def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
     """Run the build until the target is reached or the caller is interrupted (KeyboardInterrupt
     stops the workers within a move and is re-raised). ``on_status`` is called every ``poll`` s."""
@@ -160,7 +143,9 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
     with store.read() as conn:
         book = q.get_book(conn, plan.book)
     reclaim_local_leases(store)
-    warm_up(book)
+    from obook.book.selfplay import mutation_config, warm_up
+
+    warm_up((mutation_config(book).policy,))
     context = mp.get_context("spawn")
     processes = [context.Process(target=_worker_main, args=(plan, i + 1), name=f"obook-build-{i + 1}", daemon=True)
                  for i in range(plan.workers)]

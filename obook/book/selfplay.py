@@ -67,6 +67,21 @@ def mutation_config(book: q.BookInfo, seconds: float | None = None) -> SearchCon
     return SearchConfig.from_spec(book.search or None, seconds=per_move, processes=1)
 
 
+def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
+    """Load (or compile) the engine's jitted code once, in a parent process before it starts its
+    players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
+    compiler while it holds a lease and several do not compile the same code at once."""
+    from obook.search.ownership import stone_status
+
+    for policy in policies:
+        position = Position(size=5)
+        player = make_player(f"playouts=16,policy={policy},seed=1")
+        for _ in range(3):
+            position.play(player.genmove(position).move)
+        stone_status(position, 8, policy, seed=1)
+        player.close()
+
+
 def check_engine(book: q.BookInfo) -> None:
     if book.engine_version != ENGINE_VERSION:
         raise EngineMismatch(

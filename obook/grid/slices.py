@@ -80,22 +80,6 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
     return STOPPED if stop_requested() else HANDED_ON
 
 
-def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
-    """Load (or compile) the engine's jitted code once: in a worker's main process before its pool
-    forks, so that no pool process stalls on the compiler while it holds a lease."""
-    from obook.position import Position
-    from obook.search.ownership import stone_status
-    from obook.search.player import make_player
-
-    for policy in policies:
-        position = Position(size=5)
-        player = make_player(f"playouts=16,policy={policy},seed=1")
-        for _ in range(3):
-            position.play(player.genmove(position).move)
-        stone_status(position, 8, policy, seed=1)
-        player.close()
-
-
 def hand_over(player: SelfPlayer, game_id: int, hand_on: HandOn, attempts: int = 1) -> bool:
     """Swap our name on the lease for a fresh token and send it. When the store or the broker fails,
     the lease simply expires and the driver sends the game again."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from obook.search.config import SearchConfig
 from obook.search.mcplayer import MonteCarloPlayer, SampleStream, stream_seed
-from obook.search.parallel import stop_processes
+from obook.search.parallel import SearchProcesses
 from obook.search.player import resolve_seed
 
 
@@ -40,7 +40,7 @@ def _slave(connection, config: SearchConfig, seed: int) -> None:
         connection.send(stream.sample_first_moves(candidates, active, count, budget))
 
 
-class MasterSlavePlayer(MonteCarloPlayer):
+class MasterSlavePlayer(SearchProcesses, MonteCarloPlayer):
     """``algorithm=flat|pp`` with ``processes=k``: one slave process per sample stream."""
 
     def __init__(self, config: SearchConfig):
@@ -66,11 +66,3 @@ class MasterSlavePlayer(MonteCarloPlayer):
         for connection in self.connections:
             connection.send(("stage", active, count, budget))
         return [connection.recv() for connection in self.connections]
-
-    def close(self) -> None:
-        stop_processes(self.connections, self.processes)
-        self.connections, self.processes = [], []
-
-    def __del__(self):
-        if getattr(self, "processes", None):
-            self.close()

@@ -32,6 +32,22 @@ def stop_processes(connections, processes, timeout: float = 5.0) -> None:
             process.terminate()
 
 
+class SearchProcesses:
+    """What a player that searches in child processes does at the end: stop them (``connections``
+    and ``processes`` are the player's pipes and processes)."""
+
+    connections: list
+    processes: list
+
+    def close(self) -> None:
+        stop_processes(self.connections, self.processes)
+        self.connections, self.processes = [], []
+
+    def __del__(self):
+        if getattr(self, "processes", None):
+            self.close()
+
+
 def _worker(connection, config: SearchConfig) -> None:
     from obook.search.mcts import MCTSPlayer
 
@@ -71,7 +87,7 @@ def _position_from_state(state: tuple) -> Position:
                     first_to_move=first, moves=list(moves))
 
 
-class RootParallelPlayer(Player):
+class RootParallelPlayer(SearchProcesses, Player):
     def __init__(self, config: SearchConfig):
         self.config = config
         base = resolve_seed(config.seed)
@@ -147,11 +163,3 @@ class RootParallelPlayer(Player):
             )
         stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)
         return decide(self.config, position, stats, done, elapsed, nodes)
-
-    def close(self) -> None:
-        stop_processes(self.connections, self.processes)
-        self.connections, self.processes = [], []
-
-    def __del__(self):
-        if getattr(self, "processes", None):
-            self.close()

@@ -18,7 +18,7 @@ from sqlalchemy import Connection, and_, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from obook.errors import ObookError
-from obook.store.db import Store, as_utc, to_signed
+from obook.store.db import as_utc, to_signed
 from obook.store.models import (
     FINISHED,
     IN_PROGRESS,
@@ -308,15 +308,6 @@ def finished_games(conn: Connection, book_id: int, batch: int = 2000):
         last = rows[-1][0]
 
 
-def finished_times(conn: Connection, book_id: int | None = None, since: dt.datetime | None = None) -> list[dt.datetime]:
-    query = select(GAMES.c.finished_at).where(GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY)
-    if book_id is not None:
-        query = query.where(GAMES.c.book_id == book_id)
-    if since is not None:
-        query = query.where(GAMES.c.finished_at >= since)
-    return [as_utc(t) for (t,) in conn.execute(query.order_by(GAMES.c.finished_at)) if t is not None]
-
-
 # ---- statistics ----------------------------------------------------------------------------------
 
 
@@ -393,12 +384,11 @@ def remove_worker(conn: Connection, worker_id: str) -> None:
     conn.execute(delete(WORKERS).where(WORKERS.c.id == worker_id))
 
 
-def live_workers(conn: Connection, within_seconds: float = 60.0) -> list[dict]:
+def live_workers(conn: Connection, within_seconds: float = 60.0, limit: int | None = None) -> list[dict]:
+    """Workers heard from in the last ``within_seconds``, most recently seen first."""
     since = utcnow() - dt.timedelta(seconds=within_seconds)
-    rows = conn.execute(select(WORKERS).where(WORKERS.c.last_seen >= since).order_by(WORKERS.c.id))
-    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)} for r in rows]
-
-
-def open_store_book(store: Store, name: str) -> BookInfo:
-    with store.read() as conn:
-        return get_book(conn, name)
+    query = select(WORKERS).where(WORKERS.c.last_seen >= since).order_by(WORKERS.c.last_seen.desc(), WORKERS.c.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)}
+            for r in conn.execute(query)]

@@ -15,7 +15,7 @@ from sqlalchemy import Connection, case, func, select
 
 from obook.store.db import as_utc
 from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, utcnow
-from obook.store.queries import BOOKS, GAMES, STATS, WORKERS, BookInfo, GameRow, _book, _game
+from obook.store.queries import BOOKS, GAMES, WORKERS, BookInfo, GameRow, _book, _game
 
 
 @dataclass(frozen=True)
@@ -128,22 +128,9 @@ def count_games(conn: Connection, book_id: int, status: str | None = None) -> in
     return conn.execute(query).scalar_one()
 
 
-def live_workers(conn: Connection, within_seconds: float = 60.0, limit: int = 100) -> list[dict]:
-    """Workers heard from in the last ``within_seconds``, most recently seen first."""
-    since = utcnow() - dt.timedelta(seconds=within_seconds)
-    rows = conn.execute(select(WORKERS).where(WORKERS.c.last_seen >= since)
-                        .order_by(WORKERS.c.last_seen.desc(), WORKERS.c.id).limit(limit))
-    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)} for r in rows]
-
-
 def count_live_workers(conn: Connection, within_seconds: float = 60.0) -> int:
     since = utcnow() - dt.timedelta(seconds=within_seconds)
     return conn.execute(select(func.count()).select_from(WORKERS).where(WORKERS.c.last_seen >= since)).scalar_one()
-
-
-def stats_rows(conn: Connection, book_id: int) -> int:
-    """Statistics rows of a book (a primary-key range count: use sparingly on big books)."""
-    return conn.execute(select(func.count()).select_from(STATS).where(STATS.c.book_id == book_id)).scalar_one()
 
 
 def book_names(conn: Connection, ids: list[int]) -> dict[int, str]:
