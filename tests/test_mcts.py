@@ -115,12 +115,26 @@ def test_search_escapes_an_atari():
     assert position.vertex(result.move) == "C3"
 
 
-def test_search_captures_a_stone_that_would_escape():
-    # The same shape with White to move: the black stone in atari must be taken now.
-    position = Position.from_ascii(ESCAPE, to_move="W", komi=0.5)
-    result = make_player("playouts=4000,seed=1").genmove(position)
-    assert position.vertex(result.move) == "C3"
-    assert position.copy().play(result.move) == 1
+CAPTURING_RACE = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    X X . X . . .
+    O O O X . . .
+    X X O X . . .
+    . X O X . . .
+    """
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_search_captures_to_save_a_string_in_atari(seed):
+    # Five white stones in atari (liberty C4) hold three black stones in atari (liberty A1): White
+    # must capture now, or Black takes the five. (In the ESCAPE shape with White to move the capture
+    # at C3 does not change who wins, so a win/loss search has no reason to prefer it.)
+    position = Position.from_ascii(CAPTURING_RACE, to_move="W", komi=0.5)
+    result = make_player(f"playouts=4000,seed={seed}").genmove(position)
+    assert position.vertex(result.move) == "A1"
+    assert position.copy().play(result.move) == 3
 
 
 def test_seeded_searches_reproduce():

@@ -40,6 +40,10 @@ class SearchConfig:
     rave_schedule: str = "beta"  # alpha: alpha = min(1, n/rave_k); beta: Gelly & Silver 2007
     rave_k: float = 3000.0  # the alpha schedule's horizon (the seed's example is 10,000)
     rave_bias: float = 0.05  # b in beta = n~ / (n + n~ + 4 b^2 n n~)
+    # --- prior knowledge (obook/search/priors.py; Gelly & Silver 2007) -------------------------
+    priors: bool = True  # new children start with virtual simulations from Go heuristics
+    prior_even: float = 10.0  # virtual simulations at 50% every child gets
+    prior_weight: float = 10.0  # virtual wins (losses) per unit of good (bad) evidence
     # --- expansion ---------------------------------------------------------------------------
     expand_threshold: int = 8  # expand a leaf after this many visits (1: "all ends")
     widening: bool = False  # progressive widening: consider only the best k(n) children

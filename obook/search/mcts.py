@@ -43,6 +43,7 @@ from obook.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.player import Player, decide, resolve_seed
+from obook.search.priors import prior_for
 from obook.search.result import MoveStats, SearchResult
 
 NO_NODE = -1
@@ -63,7 +64,9 @@ P_WIDEN_A = 6
 P_WIDEN_B = 7
 P_SCORE_WEIGHT = 8
 P_KOMI = 9
-N_FLOAT_PARAMS = 10
+P_PRIOR_EVEN = 10
+P_PRIOR_WEIGHT = 11
+N_FLOAT_PARAMS = 12
 
 # integer parameter slots
 I_SELECTION = 0  # 0 UCB1, 1 UCB1-tuned
@@ -73,7 +76,8 @@ I_EXPAND_THRESHOLD = 3
 I_WIDENING = 4
 I_REWARD = 5  # 0 win/loss, 1 score
 I_POLICY = 6
-N_INT_PARAMS = 7
+I_PRIORS = 7
+N_INT_PARAMS = 8
 
 
 class Tree(NamedTuple):
@@ -88,6 +92,8 @@ class Tree(NamedTuple):
     wins_sq: np.ndarray  # float64[M]: sum of squared rewards (variance for UCB1-tuned)
     amaf_visits: np.ndarray  # float64[M]: AMAF simulations in which `move` was played later
     amaf_wins: np.ndarray  # float64[M]: their rewards for the player who made `move`
+    prior_visits: np.ndarray  # float64[M]: virtual simulations of the prior, included in `visits`
+    prior_wins: np.ndarray  # float64[M]: their virtual wins, included in `wins`
     meta: np.ndarray  # int64[2]: node count, root
 
 
@@ -114,6 +120,8 @@ def new_tree(capacity: int) -> Tree:
         wins_sq=np.zeros(capacity),
         amaf_visits=np.zeros(capacity),
         amaf_wins=np.zeros(capacity),
+        prior_visits=np.zeros(capacity),
+        prior_wins=np.zeros(capacity),
         meta=np.zeros(2, np.int64),
     )
     reset_tree(tree)
@@ -153,24 +161,44 @@ def _init_node(tree, node, move, parent):
     tree.wins_sq[node] = 0.0
     tree.amaf_visits[node] = 0.0
     tree.amaf_wins[node] = 0.0
+    tree.prior_visits[node] = 0.0
+    tree.prior_wins[node] = 0.0
+
+
+@hot(inline="always")
+def _set_prior(tree, node, b, p, c, fparams):
+    visits, wins = prior_for(b, p, c, fparams[P_PRIOR_EVEN], fparams[P_PRIOR_WEIGHT])
+    tree.prior_visits[node] = visits
+    tree.prior_wins[node] = wins
+    tree.visits[node] = visits
+    tree.wins[node] = wins
+    tree.wins_sq[node] = wins
+    tree.amaf_visits[node] = visits
+    tree.amaf_wins[node] = wins
 
 
 @hot
-def expand(tree, node, b):
-    """Create the children of ``node``: legal non-eye moves of the side to move, and PASS.
+def expand(tree, node, b, fparams, iparams):
+    """Create the children of ``node``: legal non-eye moves of the side to move, and PASS, each
+    with its prior (``obook/search/priors.py``) when priors are on.
     Returns False when the tree is full (the node then stays a leaf)."""
     c = b.scalars[TO_MOVE]
     n_empty = b.scalars[N_EMPTY]
     start = tree.meta[N_NODES]
     if start + n_empty + 1 > tree.move.shape[0]:
         return False
+    priors = iparams[I_PRIORS] != 0
     k = start
     for i in range(n_empty):
         p = b.empties[i]
         if is_legal(b, p, c) and not is_eye(b, p, c):
             _init_node(tree, k, p, node)
+            if priors:
+                _set_prior(tree, k, b, p, c, fparams)
             k += 1
     _init_node(tree, k, PASS, node)
+    if priors:
+        _set_prior(tree, k, b, PASS, c, fparams)
     k += 1
     tree.first_child[node] = start
     tree.n_children[node] = k - start
@@ -262,7 +290,8 @@ def _swap_nodes(tree, a, b):
         t = arr[a]
         arr[a] = arr[b]
         arr[b] = t
-    for farr in (tree.visits, tree.wins, tree.wins_sq, tree.amaf_visits, tree.amaf_wins):
+    for farr in (tree.visits, tree.wins, tree.wins_sq, tree.amaf_visits, tree.amaf_wins,
+                 tree.prior_visits, tree.prior_wins):
         u = farr[a]
         farr[a] = farr[b]
         farr[b] = u
@@ -309,9 +338,9 @@ def run_simulations(tree, root_board, work, fparams, iparams, rng, sc, count):
         # Selection and expansion.
         while not finished and depth < MAX_DEPTH:
             if tree.n_children[node] == 0:
-                if node != root and tree.visits[node] < threshold:
+                if node != root and tree.visits[node] - tree.prior_visits[node] < threshold:
                     break
-                if not expand(tree, node, work):
+                if not expand(tree, node, work, fparams, iparams):
                     break
             if widening and tree.visits[node] > 0.0:
                 _widening_order(tree, node)
@@ -420,6 +449,8 @@ def _copy_node(src, s, dst, d, parent):
     dst.wins_sq[d] = src.wins_sq[s]
     dst.amaf_visits[d] = src.amaf_visits[s]
     dst.amaf_wins[d] = src.amaf_wins[s]
+    dst.prior_visits[d] = src.prior_visits[s]
+    dst.prior_wins[d] = src.prior_wins[s]
 
 
 def pack_params(config: SearchConfig, komi: float) -> tuple[np.ndarray, np.ndarray]:
@@ -434,6 +465,8 @@ def pack_params(config: SearchConfig, komi: float) -> tuple[np.ndarray, np.ndarr
     f[P_WIDEN_B] = config.widening_b
     f[P_SCORE_WEIGHT] = config.score_weight
     f[P_KOMI] = komi
+    f[P_PRIOR_EVEN] = config.prior_even
+    f[P_PRIOR_WEIGHT] = config.prior_weight
     i = np.zeros(N_INT_PARAMS, np.int64)
     i[I_SELECTION] = 0 if config.selection == "ucb1" else 1
     i[I_RAVE] = int(config.rave)
@@ -442,6 +475,7 @@ def pack_params(config: SearchConfig, komi: float) -> tuple[np.ndarray, np.ndarr
     i[I_WIDENING] = int(config.widening)
     i[I_REWARD] = 0 if config.reward == "win" else 1
     i[I_POLICY] = POLICY_NAMES[config.policy]
+    i[I_PRIORS] = int(config.priors)
     return f, i
 
 
@@ -538,14 +572,16 @@ class MCTSPlayer(Player):
         if first == NO_NODE:
             return stats
         for child in range(first, first + int(tree.n_children[root])):
-            n = float(tree.visits[child])
-            mean = float(tree.wins[child] / n) if n else 0.0
-            var = max(float(tree.wins_sq[child] / n) - mean * mean, 0.0) if n else 0.0
-            na = float(tree.amaf_visits[child])
+            n = float(tree.visits[child] - tree.prior_visits[child])
+            wins = float(tree.wins[child] - tree.prior_wins[child])
+            mean = wins / n if n > 0 else 0.0
+            var = max(float(tree.wins_sq[child] - tree.prior_wins[child]) / n - mean * mean, 0.0) if n > 0 else 0.0
+            na = float(tree.amaf_visits[child] - tree.prior_visits[child])
+            amaf_wins = float(tree.amaf_wins[child] - tree.prior_wins[child])
             stats.append(
                 MoveStats(
                     point=int(tree.move[child]), visits=int(n), winrate=mean, variance=var,
-                    amaf_visits=int(na), amaf_winrate=float(tree.amaf_wins[child] / na) if na else 0.0,
+                    amaf_visits=int(na), amaf_winrate=amaf_wins / na if na > 0 else 0.0,
                     pv=self.principal_variation(child),
                 )
             )
@@ -560,8 +596,9 @@ class MCTSPlayer(Player):
             if first == NO_NODE:
                 break
             count = int(tree.n_children[node])
-            best = first + int(np.argmax(tree.visits[first : first + count]))
-            if tree.visits[best] < min_visits:
+            real = tree.visits[first : first + count] - tree.prior_visits[first : first + count]
+            best = first + int(np.argmax(real))
+            if real[best - first] < min_visits:
                 break
             pv.append(int(tree.move[best]))
             node = best
