@@ -283,11 +283,13 @@ class GTPEngine:
 
     def _chosen_move(self, color: int, result: SearchResult | None, cleanup: bool) -> int | None:
         """The search's move (None: resign), made safe: never an illegal move, and no resignation
-        in KGS's cleanup phase (the game is already over; only dead stones are being removed)."""
+        in KGS's cleanup phase (the game is already over; only dead stones are being removed), where
+        a lost position still plays its best move: passing there would let the opponent capture
+        every stone it can reach."""
         if result is None:
             return PASS
-        if result.resign:
-            return PASS if cleanup else None
+        if result.resign and not cleanup:
+            return None
         move = result.move
         if move != PASS and not self.position.is_legal(move, color):
             print(f"obook gtp: the search chose the illegal move {move}; using the next best", file=self.log, flush=True)
