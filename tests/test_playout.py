@@ -6,11 +6,13 @@ from scipy.stats import chisquare
 from obook.go import board as rules
 from obook.playout.policies import (
     ATARI50,
+    HEAVY,
     LIGHT,
     new_scratch,
     playout_batch,
     select_move,
 )
+from obook.playout.heavy import _low_liberty_moves
 from obook.position import Position
 from obook.rng import make_rng
 
@@ -85,7 +87,7 @@ def test_playouts_are_reproducible_from_their_seed():
     start = rules.new_board(9)
     work = rules.new_board(9)
     scratch = new_scratch(start)
-    for policy in (LIGHT, ATARI50):
+    for policy in (LIGHT, ATARI50, HEAVY):
         a = playout_batch(start, work, policy, make_rng(42), 7.5, scratch, 200)
         b = playout_batch(start, work, policy, make_rng(42), 7.5, scratch, 200)
         c = playout_batch(start, work, policy, make_rng(43), 7.5, scratch, 200)
@@ -108,5 +110,99 @@ def test_playouts_run_on_every_board_size():
         start = rules.new_board(size)
         work = rules.new_board(size)
         wins, moves, total = playout_batch(start, work, ATARI50, make_rng(size), 0.5, new_scratch(start), 5)
+        wins, moves, total = playout_batch(start, work, HEAVY, make_rng(size), 0.5, new_scratch(start), 5)
         assert moves >= 5 * size * size // 2
         assert np.isfinite(total)
+
+
+def after_last_move(ascii_board: str, to_move: str, last: str) -> Position:
+    """The position of ``ascii_board`` after ``to_move`` plays ``last`` (so the heavy policy's local
+    rules answer it)."""
+    position = Position.from_ascii(ascii_board, to_move=to_move)
+    position.play(position.point(last))
+    return position
+
+
+def heavy_choices(position: Position, draws: int = 400) -> set[str]:
+    return {position.vertex(p) for p in move_counts(position, HEAVY, draws, seed=11)}
+
+
+def test_heavy_captures_a_last_move_that_is_in_atari():
+    position = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        . O . . .
+        O . O . .
+        . . . . .
+        """, "B", "B2")
+    assert heavy_choices(position) == {"B1"}
+
+
+def test_heavy_extends_a_string_in_atari_next_to_the_last_move():
+    position = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        . . X . .
+        . X O . .
+        . . . . .
+        """, "B", "C1")
+    assert heavy_choices(position) == {"D2"}
+
+
+def test_heavy_ataris_a_two_liberty_string_that_cannot_run():
+    # Black's new stone A2 has two liberties, A1 and B2; either atari leaves it no way out.
+    position = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        O O . . .
+        . . O . .
+        . O . . .
+        """, "B", "A2")
+    assert heavy_choices(position) == {"A1", "B2"}
+
+
+def low_liberty_moves(position: Position) -> set[str]:
+    board = position.board
+    out = new_scratch(board)
+    last = int(board.scalars[rules.LAST_MOVE])
+    n = _low_liberty_moves(board, last, position.to_move, out, out[out.shape[0] - 3:])
+    return {position.vertex(int(p)) for p in out[:n]}
+
+
+def test_low_liberty_rule_does_not_atari_a_string_that_runs_out():
+    # Black's new stone C3 has two liberties, B3 and C4, and an atari on either side lets it run
+    # to the other with three liberties: the rule leaves it alone (the shapes may still answer).
+    position = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        . . . O .
+        . . O . .
+        . . . . .
+        """, "B", "C3")
+    assert low_liberty_moves(position) == set()
+    caught = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        O O . . .
+        . . O . .
+        . O . . .
+        """, "B", "A2")
+    assert low_liberty_moves(caught) == {"A1", "B2"}
+
+
+def test_heavy_extends_an_own_string_left_with_two_liberties():
+    # Black C3 leaves White C2 with two liberties, C1 and D2; extending at either gives three.
+    position = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        . . . . .
+        . X O . .
+        . . . . .
+        """, "B", "C3")
+    assert heavy_choices(position) == {"C1", "D2"}

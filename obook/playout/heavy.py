@@ -2,12 +2,15 @@
 
 In order, the first rule that yields a candidate chooses the move (uniformly among its candidates):
 
-1. save-atari: an own string next to the last move is in atari: capture a neighbouring string in
-   atari, or extend at the liberty when that leaves at least two liberties;
-2. patterns: the empty points around the last move that match a 3x3 shape (hane, cut, edge moves
+1. save-atari: capture the last move's string when it is in atari; when an own string next to the
+   last move is in atari, capture a neighbouring string in atari, or extend at the liberty when
+   that leaves at least two liberties;
+2. low liberties (Fuego's rule): extend an own string the last move left with two liberties when
+   that gives it three; atari the last move's string when it has two liberties and could not run;
+3. patterns: the empty points around the last move that match a 3x3 shape (hane, cut, edge moves
    of Gelly, Wang, Munos & Teytaud 2006), unless the move is a self-atari;
-3. capture: any capture on the board (as atari-50 does, but deterministic priority);
-4. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
+4. capture: any capture on the board (as atari-50 does, but deterministic priority);
+5. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
    stone may be a throw-in or a nakade, so it is allowed).
 
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
@@ -205,6 +208,104 @@ def _save_atari_moves(b, last, c, out):
 
 
 @hot(inline="always")
+def string_liberties(b, r, libs):
+    """Write up to three distinct liberties of the string rooted at ``r`` to ``libs``; return how
+    many (3 means three or more). Walks the string, so only for strings near the last move."""
+    w = b.scalars[WIDTH]
+    n = 0
+    s = r
+    while True:
+        for q in (s - w, s - 1, s + 1, s + w):
+            if b.color[q] == EMPTY:
+                fresh = True
+                for i in range(n):
+                    if libs[i] == q:
+                        fresh = False
+                if fresh:
+                    libs[n] = q
+                    n += 1
+                    if n == 3:
+                        return n
+        s = b.next_stone[s]
+        if s == r:
+            break
+    return n
+
+
+@hot(inline="always")
+def _gains_liberties(b, x, y, r, c):
+    """Whether ``c`` playing at ``x``, one of the two liberties of its string ``r`` (the other is
+    ``y``), leaves that string with three liberties or more."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    n = 1  # y
+    for q in (x - w, x - 1, x + 1, x + w):
+        cq = b.color[q]
+        if cq == EMPTY:
+            if q != y:
+                n += 1
+        elif cq == c:
+            rq = b.root[q]
+            if rq != r and not in_atari(b, rq):
+                n += 2
+        elif cq == opp and in_atari(b, b.root[q]):
+            n += 1
+    return n >= 3
+
+
+@hot(inline="always")
+def _escape_liberties(b, y, x, r, c):
+    """Roughly how many liberties the opponent's string ``r`` would have after extending at ``y``
+    once ``c`` has played the atari at ``x``: the empty neighbours of ``y`` other than ``x``, plus two
+    for every other opponent string ``y`` would join (it may have many), plus one per capture."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    n = 0
+    for q in (y - w, y - 1, y + 1, y + w):
+        cq = b.color[q]
+        if cq == EMPTY:
+            if q != x:
+                n += 1
+        elif cq == opp:
+            if b.root[q] != r:
+                n += 2
+        elif cq == c and in_atari(b, b.root[q]):
+            n += 1
+    return n
+
+
+@hot(inline="always")
+def _low_liberty_moves(b, last, c, out, libs):
+    """Two-liberty tactics around the last move (Fuego's "low liberty" rule): extend an own string
+    the last move left with two liberties when that gives it three or more, and atari the last
+    move's string when it has two liberties and could not run away from the atari."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    n = 0
+    rl = b.root[last]
+    if b.color[last] == opp and not in_atari(b, rl) and (b.string_size[rl] > 1 or b.nbr[last] & 15 == 2) \
+            and string_liberties(b, rl, libs) == 2:
+        for k in range(2):
+            x = libs[k]
+            y = libs[1 - k]
+            if _playable(b, x, c) and liberties_after(b, x, c) >= 2 and _escape_liberties(b, y, x, rl, c) <= 1:
+                n = _push(out, n, x)
+    for q in (last - w, last - 1, last + 1, last + w):
+        if b.color[q] != c:
+            continue
+        r = b.root[q]
+        if in_atari(b, r) or string_liberties(b, r, libs) != 2:
+            continue
+        x0 = libs[0]
+        x1 = libs[1]
+        if _playable(b, x0, c) and _gains_liberties(b, x0, x1, r, c):
+            n = _push(out, n, x0)
+        if _playable(b, x1, c) and _gains_liberties(b, x1, x0, r, c):
+            n = _push(out, n, x1)
+    return n
+
+
+@hot(inline="always")
 def _pattern_moves(b, last, c, out):
     w = b.scalars[WIDTH]
     n = 0
@@ -266,6 +367,13 @@ def heavy_move(b, rng, out):
     last = b.scalars[LAST_MOVE]
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
         n = _save_atari_moves(b, last, c, out)
+        if b.color[last] == 3 - c and in_atari(b, b.root[last]):
+            cap = atari_liberty(b, b.root[last])
+            if cap != b.scalars[KO_POINT] and is_legal(b, cap, c):
+                n = _push(out, n, cap)
+        if n > 0:
+            return out[rand_below(rng, n)]
+        n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
         if n > 0:
             return out[rand_below(rng, n)]
         n = _pattern_moves(b, last, c, out)

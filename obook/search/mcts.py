@@ -44,6 +44,7 @@ from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.player import Player, decide, resolve_seed
 from obook.search.priors import prior_for
+from obook.search.shapes import shipped_shape_evidence
 from obook.search.result import MoveStats, SearchResult
 
 NO_NODE = -1
@@ -107,6 +108,7 @@ class Scratch(NamedTuple):
     played_color: np.ndarray  # int8[cells]: colour of the earliest later play at a point
     policy_scratch: np.ndarray  # int32[cells]: scratch of the playout policy
     counters: np.ndarray  # int64[1]: generation counter
+    shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
 
 
 def new_tree(capacity: int) -> Tree:
@@ -139,6 +141,7 @@ def new_search_scratch(size: int) -> Scratch:
         played_color=np.zeros(cells, np.int8),
         policy_scratch=np.zeros(cells, np.int32),
         counters=np.zeros(1, np.int64),
+        shape_evidence=shipped_shape_evidence(),
     )
 
 
@@ -166,8 +169,8 @@ def _init_node(tree, node, move, parent):
 
 
 @hot(inline="always")
-def _set_prior(tree, node, b, p, c, fparams):
-    visits, wins = prior_for(b, p, c, fparams[P_PRIOR_EVEN], fparams[P_PRIOR_WEIGHT])
+def _set_prior(tree, node, b, p, c, fparams, shapes):
+    visits, wins = prior_for(b, p, c, fparams[P_PRIOR_EVEN], fparams[P_PRIOR_WEIGHT], shapes)
     tree.prior_visits[node] = visits
     tree.prior_wins[node] = wins
     tree.visits[node] = visits
@@ -178,7 +181,7 @@ def _set_prior(tree, node, b, p, c, fparams):
 
 
 @hot
-def expand(tree, node, b, fparams, iparams):
+def expand(tree, node, b, fparams, iparams, shapes):
     """Create the children of ``node``: legal non-eye moves of the side to move, and PASS, each
     with its prior (``obook/search/priors.py``) when priors are on.
     Returns False when the tree is full (the node then stays a leaf)."""
@@ -194,11 +197,11 @@ def expand(tree, node, b, fparams, iparams):
         if is_legal(b, p, c) and not is_eye(b, p, c):
             _init_node(tree, k, p, node)
             if priors:
-                _set_prior(tree, k, b, p, c, fparams)
+                _set_prior(tree, k, b, p, c, fparams, shapes)
             k += 1
     _init_node(tree, k, PASS, node)
     if priors:
-        _set_prior(tree, k, b, PASS, c, fparams)
+        _set_prior(tree, k, b, PASS, c, fparams, shapes)
     k += 1
     tree.first_child[node] = start
     tree.n_children[node] = k - start
@@ -340,7 +343,7 @@ def run_simulations(tree, root_board, work, fparams, iparams, rng, sc, count):
             if tree.n_children[node] == 0:
                 if node != root and tree.visits[node] - tree.prior_visits[node] < threshold:
                     break
-                if not expand(tree, node, work, fparams, iparams):
+                if not expand(tree, node, work, fparams, iparams, sc.shape_evidence):
                     break
             if widening and tree.visits[node] > 0.0:
                 _widening_order(tree, node)

@@ -11,17 +11,16 @@ corner, and finds captures and escapes sooner. The evidence, per move ``p`` of t
 - save-atari: ``p`` is the liberty of an own string in atari and leaves it with two liberties (+2);
 - self-atari: ``p`` leaves its own string with one liberty (-1 for a lone stone, which may be a
   throw-in or a nakade; -3 for a larger string);
-- shape: a 3x3 shape of the heavy policy's table matches at ``p`` (+1);
-- proximity: ``p`` is next to the last move (+0.5);
-- edge: ``p`` is on the first line with no stone within distance 2 (-1);
+- shape: how much likelier than an average point professionals are to play the 3x3 shape around
+  ``p`` (``obook/search/shapes.py``): log2 of the ratio, from -2 (first line in an empty area, a
+  crawl beside a lone own stone) to +3, as good or bad evidence;
+- proximity: ``p`` is within distance 2 of the last move (+0.5);
 - pass: -1 while more than a quarter of the board is empty.
 
 The prior visits are kept per node (``prior_visits``), so analysis reports real simulations.
 """
 
 from __future__ import annotations
-
-import numpy as np
 
 from obook.go.board import (
     BLACK,
@@ -31,49 +30,27 @@ from obook.go.board import (
     NO_POINT,
     PASS,
     SIZE,
-    WHITE,
     WIDTH,
     atari_liberty,
     in_atari,
 )
 from obook.jit import hot
-from obook.playout.heavy import PATTERN_TABLE, liberties_after, pattern_code
+from obook.playout.heavy import liberties_after, pattern_code
 
 
 @hot(inline="always")
-def _edge_distance(b, p):
-    w = b.scalars[WIDTH]
-    n = b.scalars[SIZE]
-    row = p // w - 1
-    col = p % w - 1
-    return min(min(row, col), min(n - 1 - row, n - 1 - col))
-
-
-@hot(inline="always")
-def _stone_near(b, p, radius):
-    """Whether a stone lies within Manhattan distance ``radius`` of ``p``."""
-    w = b.scalars[WIDTH]
-    n = b.scalars[SIZE]
-    row = p // w - 1
-    col = p % w - 1
-    for dr in range(-radius, radius + 1):
-        r = row + dr
-        if r < 0 or r >= n:
-            continue
-        span = radius - abs(dr)
-        for dc in range(-span, span + 1):
-            cc = col + dc
-            if cc < 0 or cc >= n:
-                continue
-            v = b.color[(r + 1) * w + cc + 1]
-            if v == BLACK or v == WHITE:
-                return True
-    return False
+def mover_code(code, c):
+    """The 3x3 code as ``c`` sees it: its own stones as BLACK (swap the colours when ``c`` is WHITE)."""
+    if c == BLACK:
+        return code
+    swap = (code ^ (code >> 1)) & 0x5555
+    return code ^ (swap | (swap << 1))
 
 
 @hot
-def move_evidence(b, p, c):
-    """(good, bad) evidence units for the legal move ``p`` of ``c`` (see the module docstring)."""
+def move_evidence(b, p, c, shapes):
+    """(good, bad) evidence units for the legal move ``p`` of ``c`` (see the module docstring);
+    ``shapes`` is the learned shape evidence (``obook.search.shapes``)."""
     w = b.scalars[WIDTH]
     opp = 3 - c
     last = b.scalars[LAST_MOVE]
@@ -107,21 +84,23 @@ def move_evidence(b, p, c):
             if b.color[q] == c:
                 alone = False
         bad += 1.0 if alone else 3.0
-    if libs >= 2 and PATTERN_TABLE[pattern_code(b, p)]:
-        good += 1.0
+    shape = shapes[mover_code(pattern_code(b, p), c)]
+    if shape > 0:
+        good += shape
+    else:
+        bad -= shape
     if last != PASS and last != NO_POINT:
         d = abs(p // w - last // w) + abs(p % w - last % w)
         if d <= 2 and b.color[last] != EMPTY:
             good += 0.5
-    if _edge_distance(b, p) == 0 and not _stone_near(b, p, 2):
-        bad += 1.0
     return good, bad
 
 
 @hot
-def prior_for(b, p, c, even, weight):
-    """(virtual visits, virtual wins) of a new child for move ``p`` of ``c``."""
-    good, bad = move_evidence(b, p, c)
+def prior_for(b, p, c, even, weight, shapes):
+    """(virtual visits, virtual wins) of a new child for move ``p`` of ``c``; ``shapes`` is the
+    evidence table of ``obook.search.shapes`` (indexed by the mover's view of the 3x3 code)."""
+    good, bad = move_evidence(b, p, c, shapes)
     visits = even + weight * (good + bad)
     wins = 0.5 * even + weight * good
     return visits, wins
