@@ -233,43 +233,24 @@ def string_liberties(b, r, libs):
 
 
 @hot(inline="always")
-def _gains_liberties(b, x, y, r, c):
-    """Whether ``c`` playing at ``x``, one of the two liberties of its string ``r`` (the other is
-    ``y``), leaves that string with three liberties or more."""
+def _liberties_after_extending(b, p, other, r, c):
+    """Roughly how many liberties the string ``r`` of ``c`` has after ``c`` extends it at ``p``,
+    one of its liberties, when ``other`` is its only other liberty or a point taken meanwhile (not
+    counted): the empty neighbours of ``p`` other than ``other``, two for every other string of
+    ``c`` it joins that is not in atari (it may have many), one per capture."""
     w = b.scalars[WIDTH]
     opp = 3 - c
-    n = 1  # y
-    for q in (x - w, x - 1, x + 1, x + w):
+    n = 0
+    for q in (p - w, p - 1, p + 1, p + w):
         cq = b.color[q]
         if cq == EMPTY:
-            if q != y:
+            if q != other:
                 n += 1
         elif cq == c:
             rq = b.root[q]
             if rq != r and not in_atari(b, rq):
                 n += 2
         elif cq == opp and in_atari(b, b.root[q]):
-            n += 1
-    return n >= 3
-
-
-@hot(inline="always")
-def _escape_liberties(b, y, x, r, c):
-    """Roughly how many liberties the opponent's string ``r`` would have after extending at ``y``
-    once ``c`` has played the atari at ``x``: the empty neighbours of ``y`` other than ``x``, plus two
-    for every other opponent string ``y`` would join (it may have many), plus one per capture."""
-    w = b.scalars[WIDTH]
-    opp = 3 - c
-    n = 0
-    for q in (y - w, y - 1, y + 1, y + w):
-        cq = b.color[q]
-        if cq == EMPTY:
-            if q != x:
-                n += 1
-        elif cq == opp:
-            if b.root[q] != r:
-                n += 2
-        elif cq == c and in_atari(b, b.root[q]):
             n += 1
     return n
 
@@ -288,7 +269,9 @@ def _low_liberty_moves(b, last, c, out, libs):
         for k in range(2):
             x = libs[k]
             y = libs[1 - k]
-            if _playable(b, x, c) and liberties_after(b, x, c) >= 2 and _escape_liberties(b, y, x, rl, c) <= 1:
+            # After the atari at x, extending at y must leave the string in atari again.
+            if _playable(b, x, c) and liberties_after(b, x, c) >= 2 \
+                    and _liberties_after_extending(b, y, x, rl, opp) <= 1:
                 n = _push(out, n, x)
     for q in (last - w, last - 1, last + 1, last + w):
         if b.color[q] != c:
@@ -298,9 +281,10 @@ def _low_liberty_moves(b, last, c, out, libs):
             continue
         x0 = libs[0]
         x1 = libs[1]
-        if _playable(b, x0, c) and _gains_liberties(b, x0, x1, r, c):
+        # Extending at one liberty keeps the other: three or more in all.
+        if _playable(b, x0, c) and 1 + _liberties_after_extending(b, x0, x1, r, c) >= 3:
             n = _push(out, n, x0)
-        if _playable(b, x1, c) and _gains_liberties(b, x1, x0, r, c):
+        if _playable(b, x1, c) and 1 + _liberties_after_extending(b, x1, x0, r, c) >= 3:
             n = _push(out, n, x1)
     return n
 
