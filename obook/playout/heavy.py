@@ -165,6 +165,13 @@ def liberties_after(b, p, c):
 
 
 @hot(inline="always")
+def touches_own(b, p, c):
+    """Whether a stone of ``c`` at ``p`` would join a string of its own (else it stands alone)."""
+    w = b.scalars[WIDTH]
+    return b.color[p - w] == c or b.color[p - 1] == c or b.color[p + 1] == c or b.color[p + w] == c
+
+
+@hot(inline="always")
 def _playable(b, p, c):
     return b.color[p] == EMPTY and is_legal(b, p, c) and not is_eye(b, p, c)
 
@@ -320,7 +327,6 @@ def _random_move(b, c, rng):
     k = b.scalars[N_EMPTY]
     empties = b.empties
     index = b.empty_index
-    w = b.scalars[WIDTH]
     while k > 0:
         i = rand_below(rng, k)
         p = empties[i]
@@ -329,11 +335,7 @@ def _random_move(b, c, rng):
             if libs >= 2:
                 return p
             # A self-atari: fine for a lone stone (throw-in, nakade), not for a group.
-            alone = True
-            for q in (p - w, p - 1, p + 1, p + w):
-                if b.color[q] == c:
-                    alone = False
-            if alone:
+            if not touches_own(b, p, c):
                 return p
         k -= 1
         last = empties[k]

@@ -31,11 +31,10 @@ from obook.go.board import (
     PASS,
     SIZE,
     WIDTH,
-    atari_liberty,
     in_atari,
 )
 from obook.jit import hot
-from obook.playout.heavy import liberties_after, pattern_code
+from obook.playout.heavy import liberties_after, pattern_code, touches_own
 
 
 @hot(inline="always")
@@ -72,18 +71,13 @@ def move_evidence(b, p, c, shapes):
                 if b.string_size[r] > 1 or (last != PASS and last != NO_POINT and b.root[last] == r
                                             and b.color[last] == opp):
                     good += 1.0
-        elif v == c and not saves:
-            if in_atari(b, b.root[q]) and atari_liberty(b, b.root[q]) == p:
-                saves = True
+        elif v == c and in_atari(b, b.root[q]):
+            saves = True  # p, next to the string, is its last liberty
     libs = liberties_after(b, p, c)
     if saves and libs >= 2:
         good += 2.0
     if libs <= 1 and not captures:
-        alone = True
-        for q in (p - w, p - 1, p + 1, p + w):
-            if b.color[q] == c:
-                alone = False
-        bad += 1.0 if alone else 3.0
+        bad += 3.0 if touches_own(b, p, c) else 1.0
     shape = shapes[mover_code(pattern_code(b, p), c)]
     if shape > 0:
         good += shape
