@@ -33,7 +33,7 @@ from obook.errors import ObookError
 from obook.go.board import PASS
 from obook.go.symmetry import untransform_point
 from obook.go.vertex import format_vertex, split_moves
-from obook.position import Position
+from obook.go.position import Position
 from obook.store import queries as q
 from obook.store import reporting as r
 from obook.store.db import Store, StoreError
@@ -358,7 +358,7 @@ class BookService:
         return views.game_out(game, book.name)
 
     def game_sgf(self, game_id: int) -> str:
-        from obook.sgf import game_to_sgf
+        from obook.go.sgf import game_to_sgf
 
         game, book = self.game(game_id)
         try:

@@ -24,7 +24,7 @@ from api.schemas import (
 from obook.book.keys import BookGameError, replay
 from obook.book.library import Lookup
 from obook.go.board import BLACK, PASS, WHITE
-from obook.position import Position
+from obook.go.position import Position
 from obook.store import queries as q
 from obook.store import reporting as r
 from obook.store.db import Store

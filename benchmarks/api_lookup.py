@@ -63,7 +63,7 @@ def ensure_database(url: str) -> None:
 
 def synthetic_openings(games: int, seed: int = 1) -> list[tuple[list[str], str]]:
     """(moves, winner) of ``games`` random 9x9 openings that favour three moves per position."""
-    from obook.position import Position
+    from obook.go.position import Position
 
     rng = random.Random(seed)
     openings = []

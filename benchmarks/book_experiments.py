@@ -24,7 +24,7 @@ from pathlib import Path
 
 from obook.book.build import BuildPlan, build
 from obook.book.library import BookSettings, ensure_book, open_book_store
-from obook.match import MatchSettings, parse_engine, run_match
+from obook.gtp.match import MatchSettings, parse_engine, run_match
 from obook.stats import wilson_interval
 from obook.store import queries as q
 from obook.store.models import FINISHED

@@ -1,6 +1,6 @@
 """The pure Monte-Carlo experiments of seeds 003 (Yoshimoto et al.) and 001 (Bouzy's tables), scaled.
 
-Every point is an ``obook match`` (``obook.match.run_match``: two ``obook gtp`` engines refereed by
+Every point is an ``obook match`` (``obook.gtp.match.run_match``: two ``obook gtp`` engines refereed by
 area scoring, colours alternating) and is reported as A's win rate with a Wilson 95% interval and A's
 mean score margin. Results go to ``docs/montecarlo_results.json`` (merged by experiment) and plots to
 ``docs/montecarlo_*.png``; ``plot`` redraws them from the JSON.
@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from obook.match import MatchSettings, parse_engine, run_match
+from obook.gtp.match import MatchSettings, parse_engine, run_match
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 RESULTS = DOCS / "montecarlo_results.json"

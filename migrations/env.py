@@ -2,7 +2,8 @@
 
 from alembic import context
 
-from obook.store.db import Store, normalise_url
+from obook.store.db import Store
+from obook.store.urls import normalise_url
 from obook.store.models import Base
 
 config = context.config

@@ -2,7 +2,9 @@
 
 Each feature registers its own sub-commands with a ``register(subparsers)`` function so that this
 module stays a thin dispatcher; errors caused by the user (``ObookError``) are printed without a
-traceback and exit with status 2.
+traceback and exit with status 2. The engine's own commands are listed here; the front ends built on
+top of it (``obook serve`` in ``api``, ``obook grid``/``obook worker`` in ``workers``) register
+themselves as ``obook.commands`` entry points (``pyproject.toml``), so that ``obook`` never imports them.
 """
 
 from __future__ import annotations
@@ -20,17 +22,24 @@ COMMAND_MODULES = (
     "obook.commands.gtp",
     "obook.commands.match",
     "obook.commands.book",
-    "obook.commands.serve",
-    "obook.commands.grid",
-    "obook.mines.cli",
+    "obook.commands.mines",
+    "obook.commands.learn",
 )
+ENTRY_POINT_GROUP = "obook.commands"
+
+
+def command_modules() -> list[str]:
+    """The engine's command modules, then those the installed front ends declare."""
+    from importlib.metadata import entry_points
+
+    return list(COMMAND_MODULES) + sorted(ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINT_GROUP))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="obook", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"obook {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in command_modules():
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

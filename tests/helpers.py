@@ -6,7 +6,7 @@ import random
 
 from obook.go import board as rules
 from obook.go.board import PASS
-from obook.position import Position
+from obook.go.position import Position
 
 
 def random_game_moves(position: Position, rng: random.Random, max_moves: int, pass_rate: float = 0.01):

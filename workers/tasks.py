@@ -23,7 +23,8 @@ from obook.config import settings
 from obook.book.selfplay import warm_up
 from obook.grid.slices import play_slice
 from obook.store import queries as q
-from obook.store.db import StoreError, forget_stores, normalise_url
+from obook.store.db import StoreError, forget_stores
+from obook.store.urls import normalise_url
 from workers.app import app
 
 log = logging.getLogger("obook.worker")

@@ -16,7 +16,7 @@ from obook.errors import IllegalMoveError
 from obook.go.board import BLACK, PASS
 from obook.go.symmetry import N_SYMMETRIES, symmetric_keys, symmetry_maps
 from obook.go.zobrist import KEY_VERSION
-from obook.position import Position
+from obook.go.position import Position
 
 RULES_VERSION = "area-ko-1"
 ENGINE_VERSION = f"{RULES_VERSION}/{KEY_VERSION}"  # a book's keys are valid only under the same version

@@ -8,14 +8,13 @@ from dataclasses import dataclass, field
 from sqlalchemy.exc import IntegrityError
 
 from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, opening_statistics, replay
-from obook.book.rules import Candidate, book_candidates, coevolution_move, usage_move
+from obook.book.rules import MBM, MVBM, THRESHOLDS, Candidate, book_candidates, coevolution_move, usage_move
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.store import queries as q
 from obook.store.db import Store, StoreError, open_store
-from obook.store.models import MBM, MVBM, THRESHOLDS
 
 
 def open_book_store(url: str | None = None, create: bool = False) -> Store:

@@ -14,7 +14,7 @@ import time
 
 from obook.book.keys import canonical_view
 from obook.book.rules import Candidate, candidates_from_rows, usage_move
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.player import Player
 from obook.search.result import MoveStats, SearchResult
 from obook.store import queries as q

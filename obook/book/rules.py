@@ -15,8 +15,12 @@ from sqlalchemy import Connection
 
 from obook.book.keys import canonical_view
 from obook.go.board import PASS
-from obook.position import Position
+from obook.go.position import Position
 from obook.store.queries import BookInfo, position_stats
+
+MBM = "mbm"
+MVBM = "mvbm"
+THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,10 @@ from obook.book.keys import ENGINE_VERSION, BookGameError, opening_statistics, r
 from obook.book.rules import book_candidates, coevolution_move
 from obook.errors import ObookError
 from obook.go.board import BLACK
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.search.player import Player, make_player
+from obook.search.player import Player
+from obook.search.players import make_player
 from obook.store import queries as q
 from obook.store.db import Store
 from obook.store.models import ABANDONED
@@ -71,7 +72,7 @@ def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
     """Load (or compile) the engine's jitted code once, in a parent process before it starts its
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
     compiler while it holds a lease and several do not compile the same code at once."""
-    from obook.search.ownership import stone_status
+    from obook.playout.ownership import stone_status
 
     for policy in policies:
         position = Position(size=5)
@@ -243,7 +244,7 @@ class SelfPlayer:
 
     def outcome(self, game: q.GameRow, position: Position) -> Outcome:
         """Area score with komi after removing the stones that playouts from here find dead."""
-        from obook.search.ownership import score_without_dead, stone_status
+        from obook.playout.ownership import score_without_dead, stone_status
 
         status = stone_status(position, OWNERSHIP_PLAYOUTS, self.config.policy, seed=move_seed(game.seed, 10**6))
         score = float(score_without_dead(position, status))

@@ -12,8 +12,8 @@ from obook.book.keys import opening_statistics
 from obook.book.rules import book_candidates
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
-from obook.position import Position
-from obook.sgf import SgfError, read_sgf
+from obook.go.position import Position
+from obook.go.sgf import SgfError, read_sgf
 from obook.store import queries as q
 from obook.store.db import Store
 from obook.store.models import SEED

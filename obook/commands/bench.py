@@ -99,9 +99,9 @@ def run_playouts(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     """One search from the empty board for ``--seconds`` on one core, then the raw playout rate of
     the same policy for as long: the tree's overhead is the gap between the two."""
-    from obook.position import Position
+    from obook.go.position import Position
     from obook.search.config import SearchConfig
-    from obook.search.player import make_player
+    from obook.search.players import make_player
 
     config = SearchConfig.from_spec(args.config, processes=1, seed=1, max_nodes=4_000_000)
     if args.seconds <= 0:

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if args.book:
         from obook.book.player import BookPlayer
         from obook.search.config import SearchConfig
-        from obook.search.player import make_player
+        from obook.search.players import make_player
 
         player = BookPlayer(make_player(SearchConfig.from_spec(args.config)), args.book_db, args.book,
                             min_games=args.book_min_games)

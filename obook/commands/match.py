@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
     )
 
-    from obook.match import MatchSettings, parse_engine, run_match
+    from obook.gtp.match import MatchSettings, parse_engine, run_match
 
     a = parse_engine(args.a, seconds=args.seconds)
     b = parse_engine(args.b, seconds=args.seconds)

@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
         new_scratch,
         select_move,
     )
-    from obook.position import Position
+    from obook.go.position import Position
     from obook.rng import make_rng
 
     if args.policy not in POLICY_NAMES:

@@ -31,10 +31,10 @@ from obook.errors import IllegalMoveError, ObookError
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.vertex import format_vertex, parse_vertex, point_of
-from obook.position import Position, parse_color
+from obook.go.position import Position, parse_color
 from obook.search.config import SearchConfig
 from obook.search.result import SearchResult
-from obook.search.timecontrol import TimeManager, TimeSettings
+from obook.gtp.clock import TimeManager, TimeSettings
 
 PROTOCOL_VERSION = "2"
 ENGINE_NAME = "obook"
@@ -311,7 +311,7 @@ class GTPEngine:
         """For KGS's cleanup phase, where dead stones must be captured before the game is scored:
         a liberty of the opponent's dead string with fewest liberties, where ``color`` can play
         without filling its own eye or putting its own stones in atari (unless it captures)."""
-        from obook.search.ownership import liberties
+        from obook.playout.ownership import liberties
 
         status = self._stone_status()
         dead = [stones for c, stones, s in status.strings if c != color and s == "dead"]
@@ -396,7 +396,7 @@ class GTPEngine:
         return "\n" + "\n".join(lines)
 
     def _stone_status(self):
-        from obook.search.ownership import stone_status
+        from obook.playout.ownership import stone_status
 
         key = (self.position.size, tuple(self.position.moves), tuple(self.position.setup_black),
                tuple(self.position.setup_white), self.position.komi)
@@ -406,7 +406,7 @@ class GTPEngine:
         return self._status_cache[1]
 
     def cmd_final_score(self, args: list[str]) -> str:
-        from obook.search.ownership import score_without_dead
+        from obook.playout.ownership import score_without_dead
 
         score = score_without_dead(self.position, self._stone_status())
         return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score < 0 else "0"
@@ -453,7 +453,7 @@ class GTPEngine:
     # ---- SGF ------------------------------------------------------------------------------------
 
     def cmd_loadsgf(self, args: list[str]) -> str:
-        from obook.sgf import read_sgf
+        from obook.go.sgf import read_sgf
 
         if len(args) not in (1, 2):
             raise GTPCommandError("expected: loadsgf FILENAME [MOVE_NUMBER]")
@@ -469,7 +469,7 @@ class GTPEngine:
         return COLOR_WORDS[self.position.to_move]
 
     def cmd_printsgf(self, args: list[str]) -> str:
-        from obook.sgf import game_to_sgf
+        from obook.go.sgf import game_to_sgf
 
         if len(args) > 1:
             raise GTPCommandError("expected: printsgf [FILENAME]")
@@ -692,7 +692,7 @@ def fixed_handicap_points(size: int, count: int) -> list[int]:
 
 
 def _make_player(config: SearchConfig):
-    from obook.search.player import make_player
+    from obook.search.players import make_player
 
     try:
         return make_player(config)

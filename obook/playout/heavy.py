@@ -42,6 +42,7 @@ from obook.go.board import (
     is_eye,
     is_legal,
 )
+from obook.go.tactics import liberties_after, liberties_after_extending, pattern_code, string_liberties, touches_own
 from obook.jit import hot
 from obook.rng import rand_below
 
@@ -108,70 +109,6 @@ PATTERN_TABLE = build_pattern_table()
 
 
 @hot(inline="always")
-def pattern_code(b, p):
-    w = b.scalars[WIDTH]
-    col = b.color
-    return (
-        np.int64(col[p + w])
-        | (np.int64(col[p + w + 1]) << 2)
-        | (np.int64(col[p + 1]) << 4)
-        | (np.int64(col[p - w + 1]) << 6)
-        | (np.int64(col[p - w]) << 8)
-        | (np.int64(col[p - w - 1]) << 10)
-        | (np.int64(col[p - 1]) << 12)
-        | (np.int64(col[p + w - 1]) << 14)
-    )
-
-
-@hot(inline="always")
-def _note_liberty(first, q):
-    """Fold liberty ``q`` into the one seen so far: returns (first, True when two are distinct)."""
-    if first == -1:
-        return q, False
-    return first, q != first
-
-
-@hot(inline="always")
-def liberties_after(b, p, c):
-    """Liberties (0, 1, or 2 meaning "two or more") of the string ``c`` would have after playing
-    the legal point ``p``, in O(1): a neighbouring own string's pseudo-liberties minus its copies
-    of ``p`` are either all one point (one liberty left) or not (two or more)."""
-    w = b.scalars[WIDTH]
-    opp = 3 - c
-    first = -1
-    for q in (p - w, p - 1, p + 1, p + w):
-        cq = b.color[q]
-        if cq == EMPTY or (cq == opp and in_atari(b, b.root[q])):
-            # An empty neighbour, or a stone the move captures: a liberty either way.
-            first, two = _note_liberty(first, q)
-            if two:
-                return 2
-        elif cq == c:
-            r = b.root[q]
-            k = 0
-            for e in (p - w, p - 1, p + 1, p + w):
-                if b.color[e] == c and b.root[e] == r:
-                    k += 1
-            n = np.int64(b.lib_count[r]) - k
-            if n > 0:
-                s = b.lib_sum[r] - k * p
-                sq = b.lib_sum_sq[r] - k * p * p
-                if n * sq != s * s:
-                    return 2
-                first, two = _note_liberty(first, s // n)
-                if two:
-                    return 2
-    return 0 if first == -1 else 1
-
-
-@hot(inline="always")
-def touches_own(b, p, c):
-    """Whether a stone of ``c`` at ``p`` would join a string of its own (else it stands alone)."""
-    w = b.scalars[WIDTH]
-    return b.color[p - w] == c or b.color[p - 1] == c or b.color[p + 1] == c or b.color[p + w] == c
-
-
-@hot(inline="always")
 def _playable(b, p, c):
     return b.color[p] == EMPTY and is_legal(b, p, c) and not is_eye(b, p, c)
 
@@ -215,54 +152,6 @@ def _save_atari_moves(b, last, c, out):
 
 
 @hot(inline="always")
-def string_liberties(b, r, libs):
-    """Write up to three distinct liberties of the string rooted at ``r`` to ``libs``; return how
-    many (3 means three or more). Walks the string, so only for strings near the last move."""
-    w = b.scalars[WIDTH]
-    n = 0
-    s = r
-    while True:
-        for q in (s - w, s - 1, s + 1, s + w):
-            if b.color[q] == EMPTY:
-                fresh = True
-                for i in range(n):
-                    if libs[i] == q:
-                        fresh = False
-                if fresh:
-                    libs[n] = q
-                    n += 1
-                    if n == 3:
-                        return n
-        s = b.next_stone[s]
-        if s == r:
-            break
-    return n
-
-
-@hot(inline="always")
-def _liberties_after_extending(b, p, other, r, c):
-    """Roughly how many liberties the string ``r`` of ``c`` has after ``c`` extends it at ``p``,
-    one of its liberties, when ``other`` is its only other liberty or a point taken meanwhile (not
-    counted): the empty neighbours of ``p`` other than ``other``, two for every other string of
-    ``c`` it joins that is not in atari (it may have many), one per capture."""
-    w = b.scalars[WIDTH]
-    opp = 3 - c
-    n = 0
-    for q in (p - w, p - 1, p + 1, p + w):
-        cq = b.color[q]
-        if cq == EMPTY:
-            if q != other:
-                n += 1
-        elif cq == c:
-            rq = b.root[q]
-            if rq != r and not in_atari(b, rq):
-                n += 2
-        elif cq == opp and in_atari(b, b.root[q]):
-            n += 1
-    return n
-
-
-@hot(inline="always")
 def _low_liberty_moves(b, last, c, out, libs):
     """Two-liberty tactics around the last move (Fuego's "low liberty" rule): extend an own string
     the last move left with two liberties when that gives it three or more, and atari the last
@@ -278,7 +167,7 @@ def _low_liberty_moves(b, last, c, out, libs):
             y = libs[1 - k]
             # After the atari at x, extending at y must leave the string in atari again.
             if _playable(b, x, c) and liberties_after(b, x, c) >= 2 \
-                    and _liberties_after_extending(b, y, x, rl, opp) <= 1:
+                    and liberties_after_extending(b, y, x, rl, opp) <= 1:
                 n = _push(out, n, x)
     for q in (last - w, last - 1, last + 1, last + w):
         if b.color[q] != c:
@@ -289,9 +178,9 @@ def _low_liberty_moves(b, last, c, out, libs):
         x0 = libs[0]
         x1 = libs[1]
         # Extending at one liberty keeps the other: three or more in all.
-        if _playable(b, x0, c) and 1 + _liberties_after_extending(b, x0, x1, r, c) >= 3:
+        if _playable(b, x0, c) and 1 + liberties_after_extending(b, x0, x1, r, c) >= 3:
             n = _push(out, n, x0)
-        if _playable(b, x1, c) and 1 + _liberties_after_extending(b, x1, x0, r, c) >= 3:
+        if _playable(b, x1, c) and 1 + liberties_after_extending(b, x1, x0, r, c) >= 3:
             n = _push(out, n, x1)
     return n
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from obook.search.config import SearchConfig
 from obook.search.mcplayer import MonteCarloPlayer, SampleStream, stream_seed
-from obook.search.parallel import SearchProcesses
+from obook.search.processes import SearchProcesses
 from obook.search.player import resolve_seed
 
 

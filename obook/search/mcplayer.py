@@ -20,7 +20,7 @@ import numpy as np
 
 from obook.go.board import PASS, SIZE, copy_board, new_board, play
 from obook.playout.policies import POLICY_NAMES, new_scratch
-from obook.position import Position
+from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.player import Player, decide, resolve_seed

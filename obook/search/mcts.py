@@ -39,7 +39,7 @@ from obook.playout.policies import (
     max_playout_moves,
     select_move,
 )
-from obook.position import Position
+from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.player import Player, decide, resolve_seed

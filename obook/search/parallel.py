@@ -11,41 +11,13 @@ import multiprocessing as mp
 import time
 from dataclasses import replace
 
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.player import Player, decide, resolve_seed
+from obook.search.processes import SearchProcesses, position_from_state, position_state
 from obook.search.result import MoveStats, SearchResult
 
 SLICE_SECONDS = 0.25
-
-
-def stop_processes(connections, processes, timeout: float = 5.0) -> None:
-    """Ask each search process to stop, wait for it, and terminate the ones that do not."""
-    for connection in connections:
-        try:
-            connection.send(("stop",))
-        except (BrokenPipeError, OSError):
-            pass
-    for process in processes:
-        process.join(timeout=timeout)
-        if process.is_alive():
-            process.terminate()
-
-
-class SearchProcesses:
-    """What a player that searches in child processes does at the end: stop them (``connections``
-    and ``processes`` are the player's pipes and processes)."""
-
-    connections: list
-    processes: list
-
-    def close(self) -> None:
-        stop_processes(self.connections, self.processes)
-        self.connections, self.processes = [], []
-
-    def __del__(self):
-        if getattr(self, "processes", None):
-            self.close()
 
 
 def _worker(connection, config: SearchConfig) -> None:
@@ -62,8 +34,8 @@ def _worker(connection, config: SearchConfig) -> None:
             player.new_game()
             continue
         _, state, seconds, playouts = message
-        if position is None or _state(position) != state:
-            position = _position_from_state(state)
+        if position is None or position_state(position) != state:
+            position = position_from_state(state)
         result = player.genmove(position, seconds=seconds, playouts=playouts)
         connection.send(
             (
@@ -72,19 +44,6 @@ def _worker(connection, config: SearchConfig) -> None:
                 result.nodes,
             )
         )
-
-
-def _state(position: Position) -> tuple:
-    return (
-        position.size, position.komi, position.superko, tuple(position.setup_black), tuple(position.setup_white),
-        position.first_to_move, tuple(position.moves),
-    )
-
-
-def _position_from_state(state: tuple) -> Position:
-    size, komi, superko, black, white, first, moves = state
-    return Position(size=size, komi=komi, superko=superko, setup_black=list(black), setup_white=list(white),
-                    first_to_move=first, moves=list(moves))
 
 
 class RootParallelPlayer(SearchProcesses, Player):
@@ -108,7 +67,7 @@ class RootParallelPlayer(SearchProcesses, Player):
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
         seconds, playouts = self.budget(seconds, playouts)
-        state = _state(position)
+        state = position_state(position)
         start = time.perf_counter()
         workers = len(self.connections)
         merged: dict[int, list] = {}

@@ -1,4 +1,4 @@
-"""Players: what GTP, the match runner and the book call to get a move.
+"""The player contract: what GTP, the match runner and the book call to get a move.
 
 A player searches one game at a time. ``genmove(position)`` returns a ``SearchResult`` for the side
 to move; the budget is the configuration's (playouts, or seconds when set) unless the call gives
@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from obook.go.board import BLACK, PASS
-from obook.position import Position
+from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.result import MoveStats, SearchResult
@@ -113,27 +113,4 @@ def decide(config: SearchConfig, position: Position, stats: list[MoveStats], pla
                         pv=pv, nodes=nodes)
 
 
-def make_player(config: SearchConfig | str | None = None) -> Player:
-    """The player a configuration describes (a ``SearchConfig`` or a spec string)."""
-    if not isinstance(config, SearchConfig):
-        config = SearchConfig.from_spec(config)
-    if config.algorithm == "random":
-        return RandomPlayer(config)
-    if config.algorithm in ("flat", "pp", "amaf", "depth2"):
-        if config.processes > 1:
-            from obook.search.mcparallel import MasterSlavePlayer
-
-            return MasterSlavePlayer(config)
-        from obook.search.mcplayer import MonteCarloPlayer
-
-        return MonteCarloPlayer(config)
-    if config.processes > 1:
-        from obook.search.parallel import RootParallelPlayer
-
-        return RootParallelPlayer(config)
-    from obook.search.mcts import MCTSPlayer
-
-    return MCTSPlayer(config)
-
-
-__all__ = ["Player", "RandomPlayer", "decide", "make_player", "PASS"]
+__all__ = ["Player", "RandomPlayer", "decide", "PASS"]

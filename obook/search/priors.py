@@ -34,7 +34,7 @@ from obook.go.board import (
     in_atari,
 )
 from obook.jit import hot
-from obook.playout.heavy import liberties_after, pattern_code, touches_own
+from obook.go.tactics import liberties_after, pattern_code, touches_own
 
 
 @hot(inline="always")

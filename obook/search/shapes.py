@@ -10,20 +10,19 @@ than an average point it is to be played, and ``log2`` of that, clipped to [-2, 
 the priors add (``obook/search/priors.py``).
 
 The counts shipped in ``shape_counts.npz`` were learned by
-``python -m obook.search.shapes ../shared/data/go9/aeb9x9 obook/search/shape_counts.npz`` from the 517
+``obook learn shapes ../shared/data/go9/aeb9x9 obook/search/shape_counts.npz`` from the 517
 professional 9x9 games of ``../shared/data/go9/aeb9x9`` (only these counts are kept, not the games).
 """
 
 from __future__ import annotations
 
-import sys
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from obook.go.board import PASS, is_eye, is_legal
-from obook.playout.heavy import pattern_code
+from obook.go.tactics import pattern_code
 from obook.search.priors import mover_code
 
 COUNTS_PATH = Path(__file__).with_name("shape_counts.npz")
@@ -53,7 +52,7 @@ def canonical_codes() -> np.ndarray:
 
 def learn_shape_counts(paths) -> tuple[np.ndarray, np.ndarray]:
     """(chosen, available) per canonical code, from the main lines of the SGF files ``paths``."""
-    from obook.sgf import read_sgf
+    from obook.go.sgf import read_sgf
 
     canon = canonical_codes()
     chosen = np.zeros(1 << 16, np.int64)
@@ -101,24 +100,6 @@ def save_counts(path: str | Path, chosen: np.ndarray, available: np.ndarray) -> 
     codes = np.nonzero(available)[0]
     np.savez_compressed(path, codes=codes.astype(np.int32), chosen=chosen[codes].astype(np.int32),
                         available=available[codes].astype(np.int32))
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python -m obook.search.shapes SGF_DIR OUT.npz", file=sys.stderr)
-        return 2
-    paths = sorted(Path(argv[0]).rglob("*.sgf"))
-    if not paths:
-        print(f"no .sgf files under {argv[0]}", file=sys.stderr)
-        return 2
-    chosen, available = learn_shape_counts(paths)
-    save_counts(argv[1], chosen, available)
-    print(f"{len(paths)} games, {int(chosen.sum())} moves, {int((available > 0).sum())} shapes -> {argv[1]}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
 
 
 __all__ = ["canonical_codes", "learn_shape_counts", "shape_evidence", "shipped_shape_evidence"]

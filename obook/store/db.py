@@ -19,27 +19,12 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from obook.errors import ObookError
+from obook.store.migrate import head_revision
+from obook.store.urls import describe_url, normalise_url
 
 
 class StoreError(ObookError):
     """The database cannot be opened or is not at the schema this obook needs."""
-
-
-def normalise_url(url: str) -> str:
-    """Accept a bare path for SQLite and plain ``postgresql://`` URLs (psycopg 3 is the driver)."""
-    if "://" not in url:
-        return f"sqlite:///{Path(url).expanduser()}"
-    if url.startswith("postgresql://") or url.startswith("postgres://"):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
-def describe_url(url: str) -> str:
-    """The URL without its password, for messages."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except ArgumentError:
-        return url
 
 
 def as_utc(value: dt.datetime | None) -> dt.datetime | None:
@@ -139,8 +124,6 @@ class Store:
 
     def check_schema(self) -> None:
         """Refuse a database at another schema than this obook's: reading or writing it could lose data."""
-        from obook.store.migrate import head_revision
-
         head = head_revision()
         current = self.revision()
         if current is None:

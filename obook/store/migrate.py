@@ -10,7 +10,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.script import ScriptDirectory
 
-from obook.store.db import normalise_url
+from obook.store.urls import normalise_url
 
 
 def _script_location() -> str:

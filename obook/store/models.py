@@ -18,7 +18,6 @@ import datetime as dt
 
 from sqlalchemy import (
     BigInteger,
-    Boolean,
     DateTime,
     Float,
     ForeignKey,
@@ -38,11 +37,6 @@ GAME_STATUSES = (IN_PROGRESS, FINISHED, ABANDONED)
 
 SELFPLAY = "selfplay"
 SEED = "seed"
-
-MBM = "mbm"
-MVBM = "mvbm"
-THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
-
 
 def utcnow() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)

@@ -15,8 +15,8 @@ from obook.gtp.engine import (
     format_response,
     parse_command_line,
 )
-from obook.position import Position
-from obook.sgf import game_to_sgf, read_sgf
+from obook.go.position import Position
+from obook.go.sgf import game_to_sgf, read_sgf
 
 FAST = "algorithm=flat,playouts=200,seed=7"
 

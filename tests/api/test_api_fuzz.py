@@ -16,7 +16,7 @@ from schemathesis.generation import GenerationMode
 
 from api.app import create_app
 from obook.config import Settings
-from tests.test_api import GAMES, add_game
+from tests.api.test_api import GAMES, add_game
 
 FUZZ_EXAMPLES = int(os.environ.get("OBOOK_FUZZ_EXAMPLES", "25"))  # per operation, mode and database: about a minute
 

@@ -4,9 +4,9 @@ from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book, open_book_store
 from obook.book.player import BookPlayer
 from obook.gtp.engine import GTPEngine
-from obook.match import parse_engine
-from obook.position import Position
-from obook.search.player import make_player
+from obook.gtp.match import parse_engine
+from obook.go.position import Position
+from obook.search.players import make_player
 from obook.store import queries as q
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from obook.go.board import BLACK, EMPTY, WHITE, WIDTH, copy_board, new_board
 from obook.jit import hot
 from obook.playout.policies import POLICY_NAMES, new_scratch, playout
-from obook.position import Position
+from obook.go.position import Position
 from obook.rng import make_rng
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"

@@ -4,7 +4,7 @@ import pytest
 
 from obook.errors import IllegalMoveError
 from obook.go import board as rules
-from obook.position import Position
+from obook.go.position import Position
 
 
 def test_single_stone_capture_and_liberties():

@@ -1,7 +1,7 @@
 import pytest
 
 from obook.go.board import BLACK, WHITE
-from obook.search.timecontrol import (
+from obook.gtp.clock import (
     ABSOLUTE,
     CANADIAN,
     JAPANESE,

@@ -6,14 +6,14 @@ import textwrap
 import pytest
 
 from obook.errors import ObookError
-from obook.match import (
+from obook.gtp.match import (
     MatchError,
     MatchSettings,
     parse_engine,
     run_match,
     wilson_interval,
 )
-from obook.sgf import read_sgf
+from obook.go.sgf import read_sgf
 
 FLAT = "algorithm=flat,playouts=300,resign_threshold=0,seed=3"
 

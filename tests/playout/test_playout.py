@@ -13,7 +13,7 @@ from obook.playout.policies import (
     select_move,
 )
 from obook.playout.heavy import _low_liberty_moves
-from obook.position import Position
+from obook.go.position import Position
 from obook.rng import make_rng
 
 # White B2 is in atari; Black captures at B1.

@@ -6,7 +6,6 @@ another machine needs nothing else.
 
 from __future__ import annotations
 
-import argparse
 import logging
 import os
 import sys

@@ -18,7 +18,7 @@ from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice, 
 from obook.store import queries as q
 from obook.store.models import utcnow
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOOK = BookSettings(size=5, search="algorithm=random", seconds_per_move=0, depth=8)
 
 
@@ -70,7 +70,7 @@ def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store)
 
 
 def test_driver_resends_expired_leases_and_lost_messages(store):
-    book = ensure_book(store, "r", RANDOM_BOOK)
+    ensure_book(store, "r", RANDOM_BOOK)
     outbox = Outbox()
     driver = Driver(store, DriverPlan(book="r", target=2, stale_token_seconds=0.0), send=outbox,
                     pending=lambda: "")

@@ -8,10 +8,10 @@ import pytest
 
 from obook.errors import ObookError
 from obook.go.board import BLACK, WHITE, new_board
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.mcplayer import MonteCarloPlayer, stage_plan
-from obook.search.player import make_player
+from obook.search.players import make_player
 from obook.search.pruning import (
     CONTINUE,
     N,

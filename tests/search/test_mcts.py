@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from obook.go.board import PASS
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.mcts import (
     ROOT,
@@ -16,7 +16,7 @@ from obook.search.mcts import (
     pack_params,
     select_child,
 )
-from obook.search.player import make_player
+from obook.search.players import make_player
 
 
 def tree_with_children(stats):

@@ -31,7 +31,7 @@ from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.vertex import format_vertex, parse_vertex
 from obook.gtp.client import GTPClient, GTPError
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.stats import wilson_interval
 
@@ -183,7 +183,7 @@ class _Side:
 
 def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRecord:
     """Play game ``index`` (A is Black when ``index`` is even) and save it as SGF."""
-    from obook.search.ownership import stone_status
+    from obook.playout.ownership import stone_status
 
     a_black = index % 2 == 0
     sides = {BLACK: a if a_black else b, WHITE: b if a_black else a}
@@ -276,7 +276,7 @@ def _score(record: GameRecord, position: Position, sides: dict, a: _Side, reason
 
 def _finish(record: GameRecord, position: Position, a: _Side, b: _Side, sides: dict, settings: MatchSettings,
             comments: dict[int, str]) -> GameRecord:
-    from obook.sgf import save_sgf
+    from obook.go.sgf import save_sgf
 
     record.moves = len(position.moves)
     if settings.sgf_dir is not None:

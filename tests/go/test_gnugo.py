@@ -7,7 +7,7 @@ import pytest
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.gtp.client import GTPClient
-from obook.position import Position
+from obook.go.position import Position
 from tests.helpers import random_game_moves
 
 pytestmark = pytest.mark.gnugo

@@ -3,7 +3,7 @@
 from obook.book.keys import BookGameError, opening_statistics
 from obook.book.rules import Candidate, candidates_from_rows, coevolution_move, usage_move
 from obook.go.board import PASS
-from obook.position import Position
+from obook.go.position import Position
 
 import pytest
 

@@ -22,7 +22,7 @@ from obook.errors import IllegalMoveError, ObookError
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.vertex import col_row, point_of
-from obook.position import Position
+from obook.go.position import Position
 
 MAX_SGF_SIZE = 19
 _SGF_COLORS = {"b": BLACK, "w": WHITE}

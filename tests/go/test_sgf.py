@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 
 from obook.go.board import BLACK, PASS, WHITE
-from obook.position import Position
-from obook.sgf import SgfError, game_to_sgf, load_position, read_sgf, save_sgf
+from obook.go.position import Position
+from obook.go.sgf import SgfError, game_to_sgf, load_position, read_sgf, save_sgf
 
 GO9 = Path("data") / "go9"
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from obook.go.board import BLACK, PASS, WHITE
-from obook.position import Position
+from obook.go.position import Position
 from obook.search.priors import move_evidence, mover_code, prior_for
 from obook.search.shapes import canonical_codes, shipped_shape_evidence
 
@@ -90,7 +90,7 @@ def test_shape_codes_are_seen_by_the_mover_and_shared_by_symmetry():
         """, to_move="B")
     from obook.go.board import BLACK as OWN
     from obook.go.board import WHITE as OPPONENT
-    from obook.playout.heavy import pattern_code
+    from obook.go.tactics import pattern_code
 
     code = int(pattern_code(position.board, position.point("B2")))
     assert code == OWN  # north is the lowest two bits
@@ -121,10 +121,11 @@ def test_prior_is_even_visits_plus_weighted_evidence():
 
 
 def test_shipped_shape_counts_are_what_the_documented_command_learns(shared_dir, tmp_path):
-    from obook.search.shapes import COUNTS_PATH, main
+    from obook.cli import main
+    from obook.search.shapes import COUNTS_PATH
 
     out = tmp_path / "counts.npz"
-    assert main([str(shared_dir / "data" / "go9" / "aeb9x9"), str(out)]) == 0
+    assert main(["learn", "shapes", str(shared_dir / "data" / "go9" / "aeb9x9"), str(out)]) == 0
     with np.load(out) as learned, np.load(COUNTS_PATH) as shipped:
         for key in ("codes", "chosen", "available"):
             assert np.array_equal(learned[key], shipped[key]), key

@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from tests.conftest import PG_SERVER, _service_missing
-from tests.gridharness import Grid, redis_client, restart_redis, wait_until
+from tests.grid.gridharness import Grid, redis_client, restart_redis, wait_until
 
 BOOK_OPTIONS = ("--size", "5", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")
 

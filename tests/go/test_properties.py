@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.symmetry import INVERSE, N_SYMMETRIES, symmetry_maps, transform_xy
-from obook.position import Position
+from obook.go.position import Position
 from tests.helpers import random_game_moves
 
 

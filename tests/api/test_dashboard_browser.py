@@ -20,7 +20,7 @@ CHROMIUM = os.environ.get("OBOOK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 FIRST_STONES_SECONDS = 600  # the first build on a cold numba cache compiles the search for minutes
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _missing(why: str):

@@ -15,7 +15,7 @@ from obook.book.sgfio import export_book
 from obook.errors import ObookError
 from obook.store import queries as q
 from obook.store.db import StoreError, forget_stores
-from obook.store.models import FINISHED, IN_PROGRESS
+from obook.store.models import FINISHED
 
 FAST = "playouts=64,resign_threshold=0"
 
