@@ -16,7 +16,7 @@ class Settings(BaseSettings):
 
     database_url: str = "sqlite:///obook.db"  # the store: a SQLite file or postgresql+psycopg://...
     broker_url: str = "redis://127.0.0.1:6379/0"  # the Celery broker of the grid
-    admin_token: str = ""  # needed by any endpoint that changes data (none yet)
+    admin_token: str = ""  # Bearer token of the admin endpoints (POST /v1/admin/...); empty: they are closed
     lease_seconds: float = 120.0  # how long a claimed game stays with its player without news
     queue: str = "obook"  # the grid's Celery queue (one per deployment or test session)
     slice_seconds: float = 5.0  # a grid task plays moves of one game until this long, then hands it on

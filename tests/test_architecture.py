@@ -1,0 +1,134 @@
+"""The layout's rules, checked on the source: no import cycles, the engine never imports its front
+ends, and every import points down the layers (docs/architecture.md draws them)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("obook", "api", "workers")
+
+# Lower layers first; a module may import from its own layer and the ones below.
+LAYERS = (
+    ("obook", "obook.errors", "obook.jit", "obook.rng", "obook.stats", "obook.config"),
+    ("obook.go",),
+    ("obook.playout",),
+    ("obook.search",),
+    ("obook.book.keys", "obook.book.rules"),
+    ("obook.store",),
+    ("obook.book",),
+    ("obook.grid", "obook.gtp"),
+    ("obook.commands", "obook.cli"),
+    ("api", "workers"),
+)
+# Mines shares only the base layer with the Go engine.
+MINES = "obook.mines"
+
+
+def module_files() -> dict[str, Path]:
+    modules = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            modules[name.removesuffix(".__init__")] = path
+    return modules
+
+
+def imports_of(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The project modules ``name`` imports anywhere in its body (lazy imports included)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                full = f"{target}.{alias.name}"
+                found.add(full if full in modules else target)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {m for m in found if m in modules and m != name}
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = module_files()
+    return {name: imports_of(name, path, modules) for name, path in modules.items()}
+
+
+def layer_of(module: str) -> int:
+    best, rank = -1, None
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, rank = len(prefix), index
+    assert rank is not None, f"{module} is in no layer: add it to LAYERS"
+    return rank
+
+
+def test_there_are_no_import_cycles(graph):
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert cycles == []
+
+
+def test_the_engine_never_imports_its_front_ends(graph):
+    wrong = sorted((m, d) for m, deps in graph.items() if m.startswith("obook") for d in deps
+                   if d.split(".")[0] in ("api", "workers"))
+    assert wrong == []
+
+
+def test_imports_point_down_the_layers(graph):
+    upward = []
+    for module, deps in sorted(graph.items()):
+        if module.startswith(MINES):
+            upward += [(module, d) for d in sorted(deps) if not d.startswith(MINES) and layer_of(d) > 0
+                       and not d.startswith("obook.commands")]
+            continue
+        if module.startswith("obook.commands"):
+            continue  # the commands stand on everything, Mines included
+        upward += [(module, d) for d in sorted(deps) if not d.startswith(MINES) and layer_of(d) > layer_of(module)]
+    assert upward == []
+
+
+def test_the_book_rules_know_nothing_of_storage(graph):
+    for module in ("obook.book.keys", "obook.book.rules"):
+        assert not {d for d in graph[module] if d.startswith("obook.store")}, module
+
+
+def test_the_checks_see_the_whole_project(graph):
+    """A guard for the guard: the graph holds the modules and edges the checks above rely on."""
+    assert {"obook.go.board", "obook.search.mcts", "obook.cli", "api.app", "workers.tasks"} <= set(graph)
+    assert "obook.go.board" in graph["obook.go.position"]
+    assert "obook.search.player" in graph["obook.search.players"]
+    assert layer_of("obook.book.rules") < layer_of("obook.store.db") < layer_of("obook.book.selfplay")
