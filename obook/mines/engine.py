@@ -23,7 +23,7 @@ from obook.mines.kernel import (
     make_tree,
     run_simulations,
 )
-from obook.mines.playouts import POLICIES
+from obook.mines.playouts import policy_kind
 from obook.mines.samplers import (
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TRIES,
@@ -43,13 +43,6 @@ BELIEF_MODES = ("node", "root")
 REWARDS = ("score", "win")  # backed-up value: final score (the paper) or 1 for a solved board
 ZOBRIST_SEED = 20110101  # fixed so that observation keys are stable across runs
 MAX_EDGES = 1 << 22  # tree edge capacity cap (about 100 MB); a full tree stops expanding, searches go on
-
-
-def policy_kind(name: str) -> int:
-    try:
-        return POLICIES[name]
-    except KeyError:
-        raise ObookError(f"unknown playout policy {name!r}; choose one of {', '.join(POLICIES)}") from None
 
 
 def zobrist_table(n: int) -> np.ndarray:
@@ -94,12 +87,12 @@ class BsrUct:
             raise ObookError(f"unknown reward {reward!r}; choose score (the paper) or win")
         self.p, self.q, self.n_mines = p, q, n_mines
         self.n = p * q
-        self.kind = sampler_kind(sampler)
+        kind = sampler_kind(sampler)
         self.settings = Settings(
             n_mines=int(n_mines),
-            sampler=self.kind,
+            sampler=kind,
             policy=policy_kind(policy),
-            root_belief=belief == "root" or self.kind == EXACT,
+            root_belief=belief == "root" or kind == EXACT,
             c_uct=float(c_uct),
             win_reward=reward == "win",
             max_tries=int(max_tries),
@@ -110,6 +103,11 @@ class BsrUct:
         self.scratch = make_scratch(self.n)
         self.work = make_work(self.n, n_mines)
         self.tree = make_tree(1, 1)
+
+    @property
+    def exact(self) -> bool:
+        """Whether the belief is the exact sampler's, whose tables are prepared once per move."""
+        return self.settings.sampler == EXACT
 
     def _ensure_capacity(self, nodes: int) -> None:
         edges = min(nodes * self.n, max(MAX_EDGES, 4 * self.n))
@@ -151,7 +149,7 @@ class BsrUct:
         allowed = np.ones(self.n, np.uint8) if allowed is None else np.ascontiguousarray(allowed, np.uint8)
         if not (allowed.astype(bool) & (obs == UNKNOWN)).any():
             raise ObookError("no hidden cell is allowed at the root")
-        if self.kind == EXACT and (obs != UNKNOWN).any():
+        if self.exact and (obs != UNKNOWN).any():
             ex = ex if ex is not None else self.prepare(obs, seed)
             if ex is None:
                 raise ObookError("exact sampler: the frontier is too large to enumerate")

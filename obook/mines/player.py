@@ -15,7 +15,7 @@ import numpy as np
 from obook.errors import ObookError
 from obook.mines.engine import BsrUct, SamplerGaveUp, SearchResult
 from obook.mines.game import PLAYING, UNKNOWN, WON, MinesGame
-from obook.mines.samplers import EXACT, EXACT_SAMPLED, exact_probabilities
+from obook.mines.samplers import EXACT_SAMPLED, exact_probabilities
 from obook.stats import wilson_interval
 
 PLAYER_MAX_TRIES = 2_000_000  # rejection draws per position before a player falls back (about 1 s)
@@ -107,7 +107,7 @@ class Player:
         ex = None
         allowed = None
         engine = self.engine
-        if game.revealed > 0 and (cfg.shortcut or cfg.candidates > 0 or engine.kind == EXACT):
+        if game.revealed > 0 and (cfg.shortcut or cfg.candidates > 0 or engine.exact):
             ex = engine.prepare(obs, seed)
             if ex is not None:
                 self.reservoir_moves += ex.status == EXACT_SAMPLED
@@ -123,7 +123,7 @@ class Player:
                     order = hidden[np.lexsort((rng.random(hidden.size), np.round(prob[hidden], 12)))]
                     allowed = np.zeros(game.n, np.uint8)
                     allowed[order[: cfg.candidates]] = 1
-            if ex is None and engine.kind == EXACT:
+            if ex is None and engine.exact:
                 engine = self._fallback("metropolis-inherit")
         try:
             result = engine.search(obs, cfg.sims, cfg.seconds, seed, allowed, ex if engine is self.engine else None)

@@ -9,12 +9,21 @@ Before the first click (nothing revealed) both place the mines after a uniform f
 
 from __future__ import annotations
 
+from obook.errors import ObookError
 from obook.jit import hot
 from obook.mines.game import UNKNOWN, place_mines, reveal
 from obook.rng import rand_below
 
 UNIFORM, SAFE_FIRST = 0, 1
 POLICIES = {"uniform": UNIFORM, "safe-first": SAFE_FIRST}
+
+
+def policy_kind(name: str) -> int:
+    """Map a policy name to its kind, with a clear error for unknown names."""
+    try:
+        return POLICIES[name]
+    except KeyError:
+        raise ObookError(f"unknown playout policy {name!r}; choose one of {', '.join(POLICIES)}") from None
 
 
 @hot
