@@ -183,3 +183,14 @@ def test_exact_probabilities_stay_exact_when_solutions_overflow_the_reservoir():
     for _ in range(200):
         exact_draw(ex, n_mines, z, scratch, rng)
         assert z.tobytes() in consistent
+
+
+@pytest.mark.parametrize("sampler", ["rejection", "metropolis", "metropolis-inherit", "exact"])
+def test_draws_are_reproducible_from_their_seed_alone(sampler):
+    p, q, n_mines, obs, _ = POSITIONS[0]
+    a = sample_layouts(obs, p, q, n_mines, sampler, 30, seed=7, trials=20)
+    sample_layouts(obs, p, q, n_mines, sampler, 30, seed=8, trials=20)  # draws in between change nothing
+    b = sample_layouts(obs, p, q, n_mines, sampler, 30, seed=7, trials=20)
+    c = sample_layouts(obs, p, q, n_mines, sampler, 30, seed=8, trials=20)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)
