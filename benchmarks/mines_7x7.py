@@ -17,7 +17,7 @@ import time
 
 from mines_common import DOCS, emit, read_results, run_games
 
-from obook.mines.bsr_uct import PlayerConfig
+from obook.mines.player import PlayerConfig
 
 SAMPLERS = [("rejection", "node"), ("metropolis", "node"), ("metropolis-inherit", "node"), ("exact", "root")]
 BEST = {"sampler": "exact", "belief": "root", "policy": "safe-first", "shortcut": True, "reward": "win", "c_uct": 0.3}

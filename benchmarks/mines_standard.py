@@ -17,7 +17,7 @@ import time
 
 from mines_common import DOCS, emit, read_results, run_games
 
-from obook.mines.bsr_uct import PlayerConfig
+from obook.mines.player import PlayerConfig
 
 BOARDS = [("beginner", 9, 9, 10, 2000, 0.972), ("intermediate", 16, 16, 40, 1000, 0.891),
           ("expert", 16, 30, 99, 500, 0.535)]

@@ -20,7 +20,7 @@ import time
 
 from mines_common import DOCS, emit, read_results, run_games
 
-from obook.mines.bsr_uct import PlayerConfig
+from obook.mines.player import PlayerConfig
 
 BUDGETS = [0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128]  # seconds per move
 SIM_BUDGETS = [1, 3, 10, 30, 100, 300, 1000, 3000]  # simulations per move

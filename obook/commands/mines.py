@@ -1,4 +1,4 @@
-"""``obook mines play`` and ``obook mines show``: thin front ends over ``bsr_uct`` and ``samplers``."""
+"""``obook mines play`` and ``obook mines show``: thin front ends over ``obook.mines.player`` and ``samplers``."""
 
 from __future__ import annotations
 
@@ -9,16 +9,9 @@ import time
 import numpy as np
 
 from obook.errors import ObookError
-from obook.mines.bsr_uct import (
-    BELIEF_MODES,
-    PLAYER_MAX_TRIES,
-    POLICIES,
-    REWARDS,
-    Player,
-    PlayerConfig,
-    play_games,
-    summarise,
-)
+from obook.mines.engine import BELIEF_MODES, REWARDS
+from obook.mines.player import PLAYER_MAX_TRIES, Player, PlayerConfig, play_games, summarise
+from obook.mines.playouts import POLICIES
 from obook.mines.game import (
     PLAYING,
     STANDARD_BOARDS,

@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
-import obook.jit  # noqa: F401  (sets numba's source-keyed cache directory)
 from obook.errors import ObookError
+from obook.jit import hot
+from obook.rng import rand_below
 
 UNKNOWN = -1  # obs value of a cell not yet revealed
 PLAYING, WON, LOST = 0, 1, 2  # game status
@@ -90,17 +90,19 @@ def parse_cell(text: str, p: int, q: int) -> int:
     return r * q + c
 
 
-@njit(cache=True)
-def seed_random(seed):
-    """Seed numba's generator (separate from NumPy's) for the jitted helpers called from Python."""
-    np.random.seed(seed)
+@hot(inline="always")
+def copy_cells(dst, src, n):
+    """``dst[:n] = src[:n]`` without allocating (numba copies a possibly overlapping source first)."""
+    for i in range(n):
+        dst[i] = src[i]
 
 
-@njit(cache=True)
-def place_mines(mines, n_mines, first, nbr, deg, work):
+@hot
+def place_mines(mines, n_mines, first, nbr, deg, work, rng):
     """Place ``n_mines`` uniformly outside ``first`` and its neighbours (the Gnomine first-click rule).
 
-    ``work`` is an int32 scratch array of length n so that simulations allocate nothing.
+    ``work`` is an int32 scratch array of length n so that simulations allocate nothing; ``rng`` is an
+    ``obook.rng`` state.
     """
     n = mines.size
     mines[:] = 0
@@ -114,14 +116,14 @@ def place_mines(mines, n_mines, first, nbr, deg, work):
             m += 1
     mines[:] = 0
     for i in range(n_mines):
-        j = i + np.random.randint(m - i)
+        j = i + rand_below(rng, m - i)
         t = work[i]
         work[i] = work[j]
         work[j] = t
         mines[work[i]] = 1
 
 
-@njit(cache=True)
+@hot
 def count_around(mines, cell, nbr, deg):
     """Number of mines among the neighbours of ``cell``."""
     s = 0
@@ -130,7 +132,7 @@ def count_around(mines, cell, nbr, deg):
     return s
 
 
-@njit(cache=True)
+@hot
 def reveal(obs, mines, cell, nbr, deg, out_cells):
     """Reveal ``cell`` on ``obs`` given the layout ``mines``; return the number of cells newly shown.
 

@@ -19,26 +19,22 @@ Four samplers, one interface (``draw_layout``, dispatched on an integer kind):
   kept up to a reservoir per (component, mine count), so on the rare huge frontier (expert boards) a draw
   picks among a uniform random subset of them (reported as EXACT_SAMPLED).
 
-Scratch arrays are bundled in the ``work`` tuple of ``make_work`` so that a draw allocates nothing:
-    0 unk[n]            hidden cells (reordered freely by the samplers)
-    1 cons_cell[n]      revealed cells with hidden neighbours (the constraints)
-    2 cons_target[n]    their counts
-    3 mpos[N]           Metropolis state: the cell of each mine
-    4 mark[N], 5 old[N], 6 new[N]   Metropolis proposal scratch
-    7 flags[4]          flags[0] = 1 when ``mpos`` holds a state to inherit
-    8 scratch[n]        interior shuffling for the exact sampler
+Scratch arrays are bundled in a ``SamplerWork`` (``make_work``) so that a draw allocates nothing; the exact
+sampler's enumeration is an ``ExactTables``. Random numbers come from an ``obook.rng`` state owned by the
+caller (the search, or ``sample_layouts``), so every draw is reproducible from its seed.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
-import obook.jit  # noqa: F401  (sets numba's source-keyed cache directory)
 from obook.errors import ObookError
-from obook.mines.game import UNKNOWN, neighbour_table
+from obook.jit import cold, hot
+from obook.mines.game import UNKNOWN, copy_cells, neighbour_table
+from obook.rng import make_rng, rand_below, rand_float
 
 REJECTION, METROPOLIS, METROPOLIS_INHERIT, EXACT = 0, 1, 2, 3
 SAMPLERS = {"rejection": REJECTION, "metropolis": METROPOLIS, "metropolis-inherit": METROPOLIS_INHERIT, "exact": EXACT}
@@ -58,23 +54,55 @@ def sampler_kind(name: str) -> int:
         raise ObookError(f"unknown sampler {name!r}; choose one of {', '.join(SAMPLERS)}") from None
 
 
-def make_work(n: int, n_mines: int) -> tuple:
-    """Allocate the scratch tuple described in the module docstring."""
+class SamplerWork(NamedTuple):
+    """Scratch of the samplers for a board of n cells and N mines."""
+
+    hidden: np.ndarray  # int32[n]: hidden cells (reordered freely by the samplers)
+    cons_cell: np.ndarray  # int32[n]: revealed cells with hidden neighbours (the constraints)
+    cons_target: np.ndarray  # int32[n]: their counts
+    mine_cell: np.ndarray  # int32[N]: Metropolis state: the cell of each mine
+    moved: np.ndarray  # int32[N]: Metropolis proposal: the mines that move
+    moved_from: np.ndarray  # int32[N]: their cells before the move
+    moved_to: np.ndarray  # int32[N]: their cells after it
+    has_chain: np.ndarray  # int64[1]: 1 when ``mine_cell`` holds a state to inherit (Alg. 4)
+    interior: np.ndarray  # int32[n]: the exact sampler's copy of the interior cells, shuffled in place
+
+
+class ExactTables(NamedTuple):
+    """The exact sampler's enumeration of one observation (``exact_prepare``): F frontier cells in C
+    components, I interior cells (hidden, next to no revealed count)."""
+
+    status: int  # EXACT_OK, EXACT_SAMPLED (draws come from the reservoirs), EXACT_TOO_BIG or EXACT_INCONSISTENT
+    front: np.ndarray  # int32[F]: frontier cells, component after component, breadth-first inside each
+    comp_start: np.ndarray  # int32[C+1]: first index into ``front`` of each component, then F
+    pool: np.ndarray  # uint8[]: kept solutions; component c with k mines, slot s, starts at
+    #                   res_base[c] + (k * res_cap[c] + s) * m, m the component's size
+    res_base: np.ndarray  # int64[C+1]: where each component's reservoirs start in ``pool``
+    res_cap: np.ndarray  # int64[C+1]: solutions kept per (component, mine count)
+    count: np.ndarray  # float64[C, F+1]: solutions of component c with k mines (exact)
+    completions: np.ndarray  # float64[C+1, F+1]: weight of every completion after component c when r
+    #                          mines are used so far, interior included (scaled)
+    interior: np.ndarray  # int32[I]: the interior cells
+    interior_weight: np.ndarray  # float64[F+1]: C(I, N - t) for t frontier mines (scaled)
+    cell_count: np.ndarray  # float64[F, F+1]: solutions of f's component with k mines and a mine on f
+
+
+def make_work(n: int, n_mines: int) -> SamplerWork:
     m = max(n_mines, 1)
-    return (
-        np.zeros(n, np.int32),
-        np.zeros(n, np.int32),
-        np.zeros(n, np.int32),
-        np.zeros(m, np.int32),
-        np.zeros(m, np.int32),
-        np.zeros(m, np.int32),
-        np.zeros(m, np.int32),
-        np.zeros(4, np.int64),
-        np.zeros(n, np.int32),
+    return SamplerWork(
+        hidden=np.zeros(n, np.int32),
+        cons_cell=np.zeros(n, np.int32),
+        cons_target=np.zeros(n, np.int32),
+        mine_cell=np.zeros(m, np.int32),
+        moved=np.zeros(m, np.int32),
+        moved_from=np.zeros(m, np.int32),
+        moved_to=np.zeros(m, np.int32),
+        has_chain=np.zeros(1, np.int64),
+        interior=np.zeros(n, np.int32),
     )
 
 
-@njit(cache=True)
+@hot
 def _constraints(obs, nbr, deg, unk, cons_cell, cons_target):
     """Fill the hidden-cell list and the constraint list; return ``(n_unk, n_cons)``."""
     n_unk = 0
@@ -93,7 +121,7 @@ def _constraints(obs, nbr, deg, unk, cons_cell, cons_target):
     return n_unk, n_cons
 
 
-@njit(cache=True)
+@hot
 def _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines):
     """Mines on revealed cells plus the total miss of every revealed count: 0 iff ``z`` is consistent."""
     v = 0
@@ -109,7 +137,7 @@ def _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines)
     return v
 
 
-@njit(cache=True)
+@hot
 def _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
     for j in range(n_cons):
         c = cons_cell[j]
@@ -121,26 +149,26 @@ def _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
     return True
 
 
-@njit(cache=True)
-def _scatter_mines(unk, n_unk, n_mines, z):
+@hot
+def _scatter_mines(unk, n_unk, n_mines, z, rng):
     """Put the mines on a uniform random subset of the ``n_unk`` unknown cells (a partial
     Fisher-Yates shuffle: the chosen cells end up in ``unk[:n_mines]``) and mark them in ``z``."""
     for i in range(n_mines):
-        j = i + np.random.randint(n_unk - i)
+        j = i + rand_below(rng, n_unk - i)
         c = unk[j]
         unk[j] = unk[i]
         unk[i] = c
         z[c] = 1
 
 
-@njit(cache=True)
-def draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries):
+@hot
+def draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries, rng):
     """Alg. 1: return the number of layouts drawn until one was consistent, or -1 after ``max_tries``."""
-    unk, cons_cell, cons_target = work[0], work[1], work[2]
+    unk, cons_cell, cons_target = work.hidden, work.cons_cell, work.cons_target
     n_unk, n_cons = _constraints(obs, nbr, deg, unk, cons_cell, cons_target)
     z[:] = 0
     for t in range(max_tries):
-        _scatter_mines(unk, n_unk, n_mines, z)
+        _scatter_mines(unk, n_unk, n_mines, z, rng)
         if _consistent(z, nbr, deg, cons_cell, cons_target, n_cons):
             return t + 1
         for i in range(n_mines):
@@ -148,41 +176,41 @@ def draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries):
     return -1
 
 
-@njit(cache=True)
-def draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, inherit):
+@hot
+def draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, inherit, rng):
     """Alg. 3 (``inherit`` False) or Alg. 4 (True): run ``trials`` Metropolis steps, leave the layout in ``z``.
 
     Returns the number of violated counts of the returned layout (0 when it is consistent).
     """
-    unk, cons_cell, cons_target = work[0], work[1], work[2]
-    mpos, mark, old, new, flags = work[3], work[4], work[5], work[6], work[7]
+    unk, cons_cell, cons_target = work.hidden, work.cons_cell, work.cons_target
+    mpos, mark, old, new = work.mine_cell, work.moved, work.moved_from, work.moved_to
     n_unk, n_cons = _constraints(obs, nbr, deg, unk, cons_cell, cons_target)
     z[:] = 0
-    if inherit and flags[0] == 1:
+    if inherit and work.has_chain[0] == 1:
         for i in range(n_mines):
             z[mpos[i]] = 1
     else:
-        _scatter_mines(unk, n_unk, n_mines, z)
-        mpos[:n_mines] = unk[:n_mines]
-        flags[0] = 1
+        _scatter_mines(unk, n_unk, n_mines, z, rng)
+        copy_cells(mpos, unk, n_mines)
+        work.has_chain[0] = 1
     v = _violations(obs, z, nbr, deg, cons_cell, cons_target, n_cons, mpos, n_mines)
     p_move = 1.0 / n_mines
     for _ in range(trials):
         k = 0
         for i in range(n_mines):
-            if np.random.random() < p_move:
+            if rand_float(rng) < p_move:
                 mark[k] = i
                 k += 1
         if k == 0:
-            mark[0] = np.random.randint(n_mines)
+            mark[0] = rand_below(rng, n_mines)
             k = 1
         for j in range(k):
             old[j] = mpos[mark[j]]
             z[old[j]] = 0
         for j in range(k):
-            c = unk[np.random.randint(n_unk)]
+            c = unk[rand_below(rng, n_unk)]
             while z[c]:
-                c = unk[np.random.randint(n_unk)]
+                c = unk[rand_below(rng, n_unk)]
             z[c] = 1
             new[j] = c
             mpos[mark[j]] = c
@@ -201,14 +229,14 @@ def draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, inherit):
 # ---------------------------------------------------------------- exact sampler
 
 
-@njit(cache=True)
+@hot
 def _log_binom(n, k):
     if k < 0 or k > n:
         return -np.inf
     return math.lgamma(n + 1.0) - math.lgamma(k + 1.0) - math.lgamma(n - k + 1.0)
 
 
-@njit(cache=True)
+@hot
 def _convolve_normalised(a, la, b, lb, out):
     """out[0 : la+lb-1] = a * b scaled so that its maximum is 1 (only ratios matter)."""
     for t in range(la + lb - 1):
@@ -227,20 +255,15 @@ def _convolve_normalised(a, la, b, lb, out):
     return la + lb - 1
 
 
-@njit(cache=True)
-def exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, seed):
-    """Enumerate the frontier of ``obs`` and build the tables ``exact_draw`` samples from.
+@cold
+def exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, rng):
+    """Enumerate the frontier of ``obs`` into the ``ExactTables`` that ``exact_draw`` samples from.
 
-    Returns ``(status, front, comp_start, pool, res_base, res_cap, cnt, H, interior, bn, cellk)``.
-    ``cnt[c, k]`` counts the solutions of component ``c`` with ``k`` mines and ``cellk[f, k]`` those among
-    them with a mine on frontier cell ``f``: both exact, so probabilities are exact whatever the size.
-    Solutions themselves are kept in a reservoir of ``res_cap[c]`` per (component, k), a uniform random
-    subset once a class overflows: ``status`` is then EXACT_SAMPLED (draws pick among the kept solutions)
-    instead of EXACT_OK. EXACT_TOO_BIG: more than ``max_steps`` backtracking steps; EXACT_INCONSISTENT: no
-    layout fits. ``H[c, r]`` weighs all completions after component ``c`` when ``r`` mines are used so far,
-    interior included; ``bn[t]`` is C(interior, N - t), scaled.
+    The counts are exact, so probabilities are exact whatever the size. Solutions themselves are kept in
+    a reservoir of ``res_cap[c]`` per (component, k), a uniform random subset (drawn with ``rng``) once a
+    class overflows: ``status`` is then EXACT_SAMPLED instead of EXACT_OK. EXACT_TOO_BIG: more than
+    ``max_steps`` backtracking steps; EXACT_INCONSISTENT: no layout fits.
     """
-    np.random.seed(seed)
     n = obs.size
     cons_target = np.empty(n, np.int32)
     cons_nvar = np.zeros(n, np.int32)
@@ -339,7 +362,7 @@ def exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, seed):
                 if seen > cap:
                     if status == EXACT_OK:
                         status = EXACT_SAMPLED
-                    slot = np.random.randint(seen)
+                    slot = rand_below(rng, seen)
                 if slot < cap:
                     off = res_base[ci] + (kk * cap + slot) * m
                     for i in range(m):
@@ -405,15 +428,15 @@ def exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, seed):
                 total += cnt[0, k] * H[0, k]
         if not total > 0.0:
             status = EXACT_INCONSISTENT
-    return status, front, comp_start, pool, res_base, res_cap, cnt, H, interior, bn, cellk
+    return ExactTables(status, front, comp_start, pool, res_base, res_cap, cnt, H, interior, bn, cellk)
 
 
-@njit(cache=True)
-def exact_draw(ex, n_mines, z, scratch):
+@hot
+def exact_draw(ex, n_mines, z, scratch, rng):
     """Draw one layout from the tables of ``exact_prepare`` into ``z``: the number of mines in each
     component and in the interior follows the belief exactly, then a kept solution with that count."""
-    front, comp_start, pool, res_base, res_cap = ex[1], ex[2], ex[3], ex[4], ex[5]
-    cnt, H, interior = ex[6], ex[7], ex[8]
+    front, comp_start, pool, res_base, res_cap = ex.front, ex.comp_start, ex.pool, ex.res_base, ex.res_cap
+    cnt, H, interior = ex.count, ex.completions, ex.interior
     n_comp = comp_start.size - 1
     z[:] = 0
     r = 0
@@ -423,7 +446,7 @@ def exact_draw(ex, n_mines, z, scratch):
         tot = 0.0
         for k in range(m + 1):
             tot += cnt[ci, k] * H[ci, r + k]
-        u = np.random.random() * tot
+        u = rand_float(rng) * tot
         acc = 0.0
         chosen = -1
         for k in range(m + 1):
@@ -435,20 +458,21 @@ def exact_draw(ex, n_mines, z, scratch):
                     break
         k = chosen
         cap = res_cap[ci]
-        idx = np.random.randint(min(np.int64(cnt[ci, k]), cap))
+        idx = rand_below(rng, min(np.int64(cnt[ci, k]), cap))
         off = res_base[ci] + (k * cap + idx) * m
         for i in range(m):
             z[front[s0 + i]] = pool[off + i]
         r += k
     n_int = interior.size
-    scratch[:n_int] = interior
-    _scatter_mines(scratch, n_int, n_mines - r, z)
+    copy_cells(scratch, interior, n_int)
+    _scatter_mines(scratch, n_int, n_mines - r, z, rng)
 
 
-@njit(cache=True)
+@cold
 def exact_probabilities(ex, n_mines, n):
     """Mine probability of every cell under the exact belief (0 on revealed cells)."""
-    front, comp_start, cnt, interior, bn, cellk = ex[1], ex[2], ex[6], ex[8], ex[9], ex[10]
+    front, comp_start, cnt, interior = ex.front, ex.comp_start, ex.count, ex.interior
+    bn, cellk = ex.interior_weight, ex.cell_count
     prob = np.zeros(n)
     n_comp = comp_start.size - 1
     n_front = front.size
@@ -495,22 +519,23 @@ def exact_probabilities(ex, n_mines, n):
     return prob
 
 
-def empty_exact() -> tuple:
+def empty_exact() -> ExactTables:
     """Exact tables of the right types for searches whose sampler is not ``exact`` (never read)."""
     i32, i64, f2 = np.zeros(1, np.int32), np.zeros(1, np.int64), np.zeros((1, 1))
-    return (EXACT_OK, i32, i32.copy(), np.zeros(1, np.uint8), i64, i64.copy(), f2, f2.copy(), i32.copy(),
-            np.zeros(1), f2.copy())
+    return ExactTables(EXACT_OK, i32, i32.copy(), np.zeros(1, np.uint8), i64, i64.copy(), f2, f2.copy(),
+                       i32.copy(), np.zeros(1), f2.copy())
 
 
 def prepare_exact(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
-                  reservoir: int = DEFAULT_RESERVOIR, max_steps: int = DEFAULT_MAX_STEPS, seed: int = 0) -> tuple:
-    """``exact_prepare`` with its failures turned into clear errors."""
-    ex = exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, seed)
-    if ex[0] == EXACT_TOO_BIG:
+                  reservoir: int = DEFAULT_RESERVOIR, max_steps: int = DEFAULT_MAX_STEPS,
+                  rng: np.ndarray | None = None) -> ExactTables:
+    """``exact_prepare`` with its failures turned into clear errors (``rng`` defaults to seed 0)."""
+    ex = exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, make_rng(0) if rng is None else rng)
+    if ex.status == EXACT_TOO_BIG:
         raise ObookError(
             f"exact sampler: enumerating the frontier took more than {max_steps} steps; use another sampler"
         )
-    if ex[0] == EXACT_INCONSISTENT:
+    if ex.status == EXACT_INCONSISTENT:
         raise ObookError(f"no layout of {n_mines} mines is consistent with the revealed counts")
     return ex
 
@@ -518,32 +543,32 @@ def prepare_exact(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarra
 # ---------------------------------------------------------------- the interface
 
 
-@njit(cache=True)
-def draw_layout(kind, obs, n_mines, nbr, deg, work, ex, z, trials, max_tries):
-    """Draw one layout given ``obs`` into ``z`` with the sampler ``kind``.
+@hot
+def draw_layout(kind, obs, n_mines, nbr, deg, work, ex, z, trials, max_tries, rng):
+    """Draw one layout given ``obs`` into ``z`` with the sampler ``kind``, random numbers from ``rng``.
 
     ``trials`` is the Metropolis step count; ``ex`` the exact tables of this very ``obs``. Returns 0 on
     success, -1 when rejection gave up, and for Metropolis the violations left in the returned layout.
     """
     if kind == REJECTION:
-        return 0 if draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries) > 0 else -1
+        return 0 if draw_rejection(obs, n_mines, nbr, deg, work, z, max_tries, rng) > 0 else -1
     if kind == METROPOLIS:
-        return draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, False)
+        return draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, False, rng)
     if kind == METROPOLIS_INHERIT:
-        return draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, True)
-    exact_draw(ex, n_mines, z, work[8])
+        return draw_metropolis(obs, n_mines, nbr, deg, work, z, trials, True, rng)
+    exact_draw(ex, n_mines, z, work.interior, rng)
     return 0
 
 
-@njit(cache=True)
-def _sample_many(kind, obs, n_mines, nbr, deg, work, ex, count, trials, burn_in, max_tries, seed, out):
-    np.random.seed(seed)
-    z = np.zeros(obs.size, np.uint8)
+@hot
+def _sample_many(kind, obs, n_mines, nbr, deg, work, ex, count, trials, burn_in, max_tries, rng, out):
+    """Draw ``count`` layouts into the rows of ``out``; return how many were drawn (fewer when rejection
+    gave up)."""
     for i in range(count):
         steps = trials + burn_in if i == 0 else trials
-        if draw_layout(kind, obs, n_mines, nbr, deg, work, ex, z, steps, max_tries) == -1 and kind == REJECTION:
+        z = out[i]
+        if draw_layout(kind, obs, n_mines, nbr, deg, work, ex, z, steps, max_tries, rng) == -1 and kind == REJECTION:
             return i
-        out[i] = z
     return count
 
 
@@ -567,10 +592,11 @@ def sample_layouts(obs: np.ndarray, p: int, q: int, n_mines: int, sampler: str, 
     obs = np.ascontiguousarray(obs, dtype=np.int8)
     check_observation(obs, n_mines)
     nbr, deg = neighbour_table(p, q)
-    ex = prepare_exact(obs, n_mines, nbr, deg, seed=seed) if kind == EXACT else empty_exact()
+    rng = make_rng(seed)
+    ex = prepare_exact(obs, n_mines, nbr, deg, rng=rng) if kind == EXACT else empty_exact()
     out = np.zeros((count, p * q), np.uint8)
     got = _sample_many(kind, obs, n_mines, nbr, deg, make_work(p * q, n_mines), ex, count, trials, burn_in,
-                       max_tries, seed, out)
+                       max_tries, rng, out)
     if got < count:
         raise ObookError(f"rejection sampler gave up after {max_tries} layouts without a consistent one")
     return out

@@ -19,8 +19,8 @@ from obook.mines.game import (
     place_mines,
     position_from_ascii,
     reveal,
-    seed_random,
 )
+from obook.rng import make_rng
 
 
 def test_neighbour_table_counts_and_symmetry():
@@ -87,9 +87,9 @@ def test_jitted_placement_is_uniform_outside_the_first_block():
     block = {first, *nbr[first, : deg[first]].tolist()}
     free = [c for c in range(p * q) if c not in block]
     counts = np.zeros(p * q)
-    seed_random(11)
+    rng = make_rng(11)
     for _ in range(4000):
-        place_mines(mines, n_mines, first, nbr, deg, work)
+        place_mines(mines, n_mines, first, nbr, deg, work, rng)
         assert int(mines.sum()) == n_mines
         counts += mines
     assert all(counts[c] == 0 for c in block)

@@ -18,7 +18,6 @@ from obook.mines.game import (
     MinesGame,
     neighbour_table,
     position_from_ascii,
-    seed_random,
 )
 from obook.mines.samplers import (
     draw_metropolis,
@@ -26,6 +25,7 @@ from obook.mines.samplers import (
     mine_probabilities,
     sample_layouts,
 )
+from obook.rng import make_rng
 
 
 def consistent_layouts(obs, n_mines, p, q):
@@ -141,11 +141,10 @@ def test_inherited_chain_recovers_from_mines_on_revealed_cells():
     work = make_work(p * q, n_mines)
     nbr, deg = neighbour_table(p, q)
     shown = np.flatnonzero(obs != UNKNOWN)
-    work[3][:] = shown[:n_mines]  # a stale state: every mine on a revealed cell
-    work[7][0] = 1
+    work.mine_cell[:] = shown[:n_mines]  # a stale state: every mine on a revealed cell
+    work.has_chain[0] = 1
     z = np.zeros(p * q, np.uint8)
-    seed_random(3)
-    left = draw_metropolis(obs, n_mines, nbr, deg, work, z, 2000, True)
+    left = draw_metropolis(obs, n_mines, nbr, deg, work, z, 2000, True, make_rng(3))
     assert left == 0
     assert z.tobytes() in {l.tobytes() for l in layouts}
 
@@ -174,13 +173,24 @@ def test_exact_probabilities_stay_exact_when_solutions_overflow_the_reservoir():
 
     p, q, n_mines, obs, layouts = POSITIONS[1]
     nbr, deg = neighbour_table(p, q)
-    ex = exact_prepare(obs, n_mines, nbr, deg, 1, 10**7, 0)
-    assert ex[0] == EXACT_SAMPLED
+    ex = exact_prepare(obs, n_mines, nbr, deg, 1, 10**7, make_rng(0))
+    assert ex.status == EXACT_SAMPLED
     assert np.allclose(exact_probabilities(ex, n_mines, p * q), layouts.mean(axis=0), atol=1e-12)
     consistent = {z.tobytes() for z in layouts}
     z = np.zeros(p * q, np.uint8)
     scratch = np.zeros(p * q, np.int32)
-    seed_random(1)
+    rng = make_rng(1)
     for _ in range(200):
-        exact_draw(ex, n_mines, z, scratch)
+        exact_draw(ex, n_mines, z, scratch, rng)
         assert z.tobytes() in consistent
+
+
+@pytest.mark.parametrize("sampler", ["rejection", "metropolis", "metropolis-inherit", "exact"])
+def test_draws_are_reproducible_from_their_seed_alone(sampler):
+    p, q, n_mines, obs, _ = POSITIONS[0]
+    a = sample_layouts(obs, p, q, n_mines, sampler, 30, seed=7, trials=20)
+    sample_layouts(obs, p, q, n_mines, sampler, 30, seed=8, trials=20)  # draws in between change nothing
+    b = sample_layouts(obs, p, q, n_mines, sampler, 30, seed=7, trials=20)
+    c = sample_layouts(obs, p, q, n_mines, sampler, 30, seed=8, trials=20)
+    assert np.array_equal(a, b)
+    assert not np.array_equal(a, c)

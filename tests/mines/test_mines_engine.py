@@ -1,30 +1,12 @@
-"""BSR-UCT against the exhaustive expectimax oracle on boards small enough to solve, plus its bookkeeping."""
-
-import itertools
+"""BSR-UCT searches against the exhaustive expectimax oracle on boards small enough to solve, the tree
+bookkeeping, budgets and bad options."""
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from obook.errors import ObookError
-from obook.mines.bsr_uct import (
-    BsrUct,
-    Player,
-    PlayerConfig,
-    _playout_safe_first,
-    _playout_uniform,
-    make_scratch,
-    wilson_interval,
-)
-from obook.mines.game import (
-    PLAYING,
-    UNKNOWN,
-    MinesGame,
-    neighbour_table,
-    position_from_ascii,
-    reveal,
-    seed_random,
-)
+from obook.mines.engine import BsrUct
+from obook.mines.game import PLAYING, UNKNOWN, MinesGame
 from obook.mines.oracle import Oracle
 
 CENTRE_4X4 = {5, 6, 9, 10}  # the four cells away from the edge
@@ -117,78 +99,3 @@ def test_budgets_and_modes_are_checked():
         BsrUct(5, 5, 7, policy="greedy")
     with pytest.raises(ObookError, match="unknown reward"):
         BsrUct(5, 5, 7, reward="time")
-
-
-def test_safe_first_playout_solves_what_deduction_solves_and_uniform_does_not():
-    p, q, mines, obs = position_from_ascii("o o o o o\n. . x . .")
-    nbr, deg = neighbour_table(p, q)
-    sw = make_scratch(p * q)
-    revealed = int((obs != UNKNOWN).sum())
-    safe_total = p * q - 1
-    seed_random(8)
-    finals_safe, finals_uniform = [], []
-    for _ in range(300):
-        finals_safe.append(_playout_safe_first(obs.copy(), mines, revealed, safe_total, 1, nbr, deg, sw))
-        finals_uniform.append(_playout_uniform(obs.copy(), mines, revealed, safe_total, 1, nbr, deg, sw))
-    assert all(f == safe_total for f in finals_safe)
-    wins = sum(f == safe_total for f in finals_uniform)
-    assert stats.binomtest(wins, 300, uniform_win_probability(obs, mines, nbr, deg)).pvalue > 1e-3
-    assert wins < 300
-
-
-def uniform_win_probability(obs, mines, nbr, deg):
-    """Clicking hidden cells in a uniformly random order (skipping those already shown): P(win)."""
-    hidden = np.flatnonzero(obs == UNKNOWN)
-    out = np.zeros(obs.size, np.int32)
-    wins = total = 0
-    for order in itertools.permutations(hidden):
-        o = obs.copy()
-        won = True
-        for c in order:
-            if o[c] != UNKNOWN:
-                continue
-            if reveal(o, mines, c, nbr, deg, out) < 0:
-                won = int((o == UNKNOWN).sum()) == int(mines.sum())
-                break
-        wins += won
-        total += 1
-    return wins / total
-
-
-def test_player_is_reproducible_and_its_shortcut_only_clicks_safe_cells():
-    config = PlayerConfig(sampler="exact", policy="safe-first", sims=200, first="center", shortcut=True)
-    player = Player(6, 6, 7, config)
-    assert player.play(3).clicks == player.play(3).clicks
-    for seed in range(6):
-        game = MinesGame(6, 6, 7, seed=seed)
-        move = 0
-        while game.status == PLAYING:
-            cell, result = player.choose(game, move)
-            if result is None and game.revealed > 0:
-                assert not game.mines[cell]
-            game.click(cell)
-            move += 1
-
-
-def test_player_falls_back_to_exact_when_rejection_gives_up():
-    config = PlayerConfig(sampler="rejection", sims=50, first="center", max_tries=1)
-    record = Player(6, 6, 8, config).play(1)
-    assert record.fallback_searches > 0
-    assert record.fallback_searches <= record.searches
-
-
-def test_wilson_interval_matches_scipy():
-    for wins, games in [(0, 10), (7, 10), (95, 100), (500, 500)]:
-        ci = stats.binomtest(wins, games).proportion_ci(method="wilson")
-        assert wilson_interval(wins, games) == pytest.approx((ci.low, ci.high), abs=1e-9)
-
-
-def test_oracle_values_a_hand_solved_position():
-    # one mine hides in the last column; a count only ever says "1", so it is a coin toss: win 1/2
-    p, q, _, obs = position_from_ascii("o o x\no o .")
-    win = Oracle(p, q, 1, "win")
-    layouts = win.consistent_layouts(obs)
-    assert len(layouts) == 2
-    assert win.value(obs, layouts) == pytest.approx(0.5)
-    score = Oracle(p, q, 1, "score")
-    assert score.value(obs, layouts) == pytest.approx(0.5 * 1 + 0.5 * 4 / 5)
