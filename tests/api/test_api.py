@@ -14,8 +14,9 @@ from api.app import create_app
 from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book
 from obook.config import Settings
-from obook.store import queries as q
+from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
 from obook.store.models import SELFPLAY
+from obook.store.workers import heartbeat
 
 GAMES = [
     ("E5 G5 C5", "B"),
@@ -30,7 +31,7 @@ def add_game(store, book, moves: str, winner: str | None) -> int:
     words = moves.split()
     stats = opening_statistics(book.size, book.komi, book.superko, words, winner, book.depth)
     with store.write() as conn:
-        return q.insert_finished_game(conn, book.id, words, "m" * len(words), f"{winner}+R" if winner else "0",
+        return insert_finished_game(conn, book.id, words, "m" * len(words), f"{winner}+R" if winner else "0",
                                       winner, None, SELFPLAY, None, stats)
 
 
@@ -191,7 +192,7 @@ def test_min_games_filters_the_usage_rule(client):
 
 def test_game_as_json_and_sgf(client, store, book):
     with store.read() as conn:
-        game = q.list_games(conn, book.id, newest_first=False)[0]
+        game = list_games(conn, book.id, newest_first=False)[0]
     answer = client.get(f"/v1/games/{game.id}").json()
     assert answer["moves"] == ["E5", "G5", "C5"] and answer["book"] == "demo" and answer["winner"] == "B"
     text = client.get(f"/v1/games/{game.id}.sgf")
@@ -231,11 +232,11 @@ def test_export_sgf_is_the_book_tree(client):
 
 def test_progress_shows_games_in_flight_and_workers(client, store, book):
     with store.write() as conn:
-        (game_id,) = q.top_up_games(conn, book.id, len(GAMES) + 1, [7])
-        game = q.claim_game(conn, book.id, "host:1:build1:abc", 60, game_id)
+        (game_id,) = top_up_games(conn, book.id, len(GAMES) + 1, [7])
+        game = claim_game(conn, book.id, "host:1:build1:abc", 60, game_id)
         for vertex in ("E5", "G5", "F4"):
-            game = q.append_move(conn, game, "host:1:build1:abc", vertex, "m", 60)
-        q.heartbeat(conn, "host:1:build1:abc", host="host", pid=1, kind="local", book_id=book.id, game_id=game_id,
+            game = append_move(conn, game, "host:1:build1:abc", vertex, "m", 60)
+        heartbeat(conn, "host:1:build1:abc", host="host", pid=1, kind="local", book_id=book.id, game_id=game_id,
                     moves="E5 G5 F4")
     answer = client.get("/v1/progress").json()
     totals = answer["totals"]
