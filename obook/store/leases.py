@@ -13,6 +13,7 @@ only, in the transaction of the write it reports. A token is no worker: its leas
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import time
@@ -63,7 +64,7 @@ class GameLease:
         self.kind = kind
         self.engine_version = engine_version
         self.heartbeat_seconds = heartbeat_seconds
-        self._last_beat = 0.0
+        self._last_beat = -math.inf  # the first move is always reported
 
     # ---- taking and giving back -----------------------------------------------------------------
 

@@ -87,6 +87,22 @@ def test_lookup_root_has_every_first_move(client):
     assert answer["stones"] == [] and answer["games"] == 5
 
 
+@pytest.mark.parametrize("moves", ["", "E5", "E5 G7 C3", "C3 D4 E5"])
+def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store, book, moves):
+    """The service and ``obook lookup --json`` serialise one lookup: the command line's form is the
+    service's without the size, move number, total of games, per-candidate marks and stones."""
+    from obook.book.library import lookup
+    from obook.book.lookup import lookup_document
+
+    answer = client.get("/v1/books/demo/lookup", params={"moves": moves}).json()
+    found = lookup(store, book, moves)
+    assert {k: v for k, v in answer.items() if k != "stones"} == lookup_document(found)
+    brief = lookup_document(found, brief=True)
+    assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
+    assert brief == {k: answer[k] for k in brief if k != "candidates"} | {"candidates": [
+        {k: c[k] for k in ("move", "games", "wins", "winrate", "share")} for c in answer["candidates"]]}
+
+
 def test_lookup_answers_in_the_callers_orientation(client):
     after_g7 = client.get("/v1/books/demo/lookup", params={"moves": "G7"}).json()
     assert candidates(after_g7) == {"F6": (1, 1), "C3": (1, 1)}  # D4 and G7 of the stored C3 games, rotated
