@@ -120,7 +120,6 @@ class SelfPlayer:
         from obook.config import settings
 
         check_engine(book)
-        self.store = store
         self.book = book
         self.config = mutation_config(book, seconds)
         think = self.config.seconds or 1.0
