@@ -22,8 +22,8 @@ from api.service import BookService, GameNotFound, OutOfBook
 from obook import __version__
 from obook.config import Settings, settings as default_settings
 from obook.errors import ObookError
+from obook.store.books import BookNotFound
 from obook.store.db import StoreError, open_store
-from obook.store.queries import BookNotFound
 
 log = logging.getLogger(__name__)
 

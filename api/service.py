@@ -27,17 +27,19 @@ import anyio.to_thread
 from api import views
 from api.schemas import GameList, GameOut, LookupOut, ProgressOut, Stone
 from obook.book.keys import BookGameError, replay
-from obook.book.library import Lookup, parse_book_moves
-from obook.book.rules import candidates_from_rows, coevolution_move, usage_move
+from obook.book.library import parse_book_moves
+from obook.book.lookup import book_lookup
 from obook.errors import ObookError
 from obook.go.board import PASS
 from obook.go.symmetry import untransform_point
 from obook.go.vertex import format_vertex, split_moves
 from obook.go.position import Position
-from obook.store import queries as q
 from obook.store import reporting as r
+from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
+from obook.store.games import GameRow, get_game, list_games
 from obook.store.reporting import StatsReader
+from obook.store.stats import Rows
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +114,7 @@ class ReplayedPosition:
     """What a lookup needs of the position after some moves, without its board: a board carries
     its superko history (40 kB on 9x9), this well under 1 kB, so thousands can be kept. Positions
     never change, so these are kept (LRU) without expiry. It has the few methods of ``Position``
-    that ``candidates_from_rows`` and the views call.
+    that ``book_lookup`` and the views call.
 
     Its fields are ints, strings and tuples of them, which Python's garbage collector stops
     tracking: a full cache adds one tracked object per position, not hundreds, and the collector's
@@ -134,6 +136,9 @@ class ReplayedPosition:
             legal |= 1 << point
         return cls(position.size, tuple(position.moves), position.to_move, key, symmetry, legal,
                    tuple((s.vertex, s.color, s.move) for s in views.stones(position)))
+
+    def canonical(self) -> tuple[int, int]:
+        return self.key, self.symmetry
 
     def is_legal(self, point: int) -> bool:
         return point == PASS or bool(self.legal >> point & 1)
@@ -227,16 +232,16 @@ class BookService:
             return False, None, f"{type(exc).__name__}: {exc}"
         return True, revision, None
 
-    def book(self, name: str) -> q.BookInfo:
+    def book(self, name: str) -> BookInfo:
         book = self.books.get(name)
         if book is None:
             self.check()
             with self.store.read() as conn:
-                book = q.get_book(conn, name)
+                book = get_book(conn, name)
             self.books.put(name, book)
         return book
 
-    def generation(self, book: q.BookInfo) -> int:
+    def generation(self, book: BookInfo) -> int:
         """The book's current generation, asking the database when the last check is stale."""
         version = self.versions.get(book.name)
         if version is None or version.book_id != book.id:
@@ -304,22 +309,23 @@ class BookService:
         generation = self.generation(info)
         return generation, self.lookup(info, spelled, min_games, generation).model_dump_json().encode()
 
-    def lookup(self, book: q.BookInfo, spelled: tuple[str, ...], min_games: int = 1,
+    def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
         replayed = self.replayed(book, spelled)
-        hit = self.stats.get((book.id, replayed.key)) if generation is not None else None
-        if hit is not None and hit[0] == generation:
-            rows = hit[1]
-        else:
-            rows = tuple(self.reader.position_stats(book.id, replayed.key))
-            if generation is not None:
-                self.stats.put((book.id, replayed.key), (generation, rows))
-        candidates = candidates_from_rows(replayed, replayed.symmetry, rows)
-        found = Lookup(book, replayed, candidates, usage_move(candidates, min_games),
-                       coevolution_move(candidates, book.threshold, book.widening))
+        found = book_lookup(book, replayed, lambda key: self.position_rows(book, key, generation), min_games)
         return views.lookup_out(found, [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones])
 
-    def replayed(self, book: q.BookInfo, spelled: tuple[str, ...]) -> ReplayedPosition:
+    def position_rows(self, book: BookInfo, key: int, generation: int | None) -> Rows:
+        """A position's statistics rows, cached under the book's generation when one is given."""
+        hit = self.stats.get((book.id, key)) if generation is not None else None
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        rows = tuple(self.reader.position_stats(book.id, key))
+        if generation is not None:
+            self.stats.put((book.id, key), (generation, rows))
+        return rows
+
+    def replayed(self, book: BookInfo, spelled: tuple[str, ...]) -> ReplayedPosition:
         cache_key = (book.size, book.superko, normalise_moves(spelled))
         replayed = self.positions.get(cache_key)
         if replayed is None:
@@ -343,14 +349,14 @@ class BookService:
         with self.store.read() as conn:
             return r.count_books(conn), [views.book_out(c) for c in r.books_with_counts(conn, limit, offset)]
 
-    def game(self, game_id: int) -> tuple[q.GameRow, q.BookInfo]:
+    def game(self, game_id: int) -> tuple[GameRow, BookInfo]:
         self.check()
         with self.store.read() as conn:
-            game = q.get_game(conn, game_id)
+            game = get_game(conn, game_id)
             if game is None:
                 raise GameNotFound(f"no game with id {game_id}")
             name = r.book_names(conn, [game.book_id])[game.book_id]
-            book = q.get_book(conn, name)
+            book = get_book(conn, name)
         return game, book
 
     def game_out(self, game_id: int) -> GameOut:
@@ -375,7 +381,7 @@ class BookService:
         info = self.book(book)
         with self.store.read() as conn:
             total = r.count_games(conn, info.id, status)
-            rows = q.list_games(conn, info.id, status=status, limit=limit, offset=offset)
+            rows = list_games(conn, info.id, status=status, limit=limit, offset=offset)
         return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows])
 
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:

@@ -10,7 +10,6 @@ import numpy as np
 from api.schemas import (
     BookOut,
     BookProgress,
-    CandidateOut,
     GameOut,
     GrowthPointOut,
     InFlightGame,
@@ -22,13 +21,15 @@ from api.schemas import (
     WorkerOut,
 )
 from obook.book.keys import BookGameError, replay
-from obook.book.library import Lookup
+from obook.book.lookup import BookLookup, lookup_document
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
-from obook.store import queries as q
 from obook.store import reporting as r
+from obook.store.books import BookInfo
 from obook.store.db import Store
+from obook.store.games import game_counts, GameRow
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
+from obook.store.workers import live_workers
 
 
 def color_name(color: int) -> str:
@@ -50,25 +51,8 @@ def stones(position: Position) -> list[Stone]:
     return out
 
 
-def lookup_out(found: Lookup, board: list[Stone] | None = None) -> LookupOut:
-    position = found.position
-    usage = found.usage.point if found.usage is not None else None
-    chosen = found.coevolution.point if found.coevolution is not None else None
-    return LookupOut(
-        book=found.book.name,
-        size=found.book.size,
-        moves=[position.vertex(p) for _, p in position.moves],
-        to_move=color_name(position.to_move),
-        move_number=len(position.moves) + 1,
-        in_book=found.in_book,
-        games=found.games,
-        candidates=[CandidateOut(move=c.vertex, games=c.games, wins=c.wins, winrate=round(c.winrate, 6),
-                                 share=round(c.share, 6), usage=c.point == usage, book_move=c.point == chosen)
-                    for c in found.candidates],
-        usage_move=found.usage.vertex if found.usage is not None else None,
-        book_move=found.coevolution.vertex if found.coevolution is not None else None,
-        stones=stones(position) if board is None else board,
-    )
+def lookup_out(found: BookLookup, board: list[Stone] | None = None) -> LookupOut:
+    return LookupOut(**lookup_document(found), stones=stones(found.position) if board is None else board)
 
 
 def book_out(counts: r.BookCounts) -> BookOut:
@@ -79,14 +63,14 @@ def book_out(counts: r.BookCounts) -> BookOut:
                    games_in_progress=counts.in_progress, games_abandoned=counts.abandoned)
 
 
-def game_out(game: q.GameRow, book: str) -> GameOut:
+def game_out(game: GameRow, book: str) -> GameOut:
     return GameOut(id=game.id, book=book, status=game.status, moves=list(game.moves), n_moves=game.n_moves,
                    origins=game.origins, result=game.result, winner=game.winner, score=game.score,
                    source=game.source, lease_owner=game.lease_owner, lease_until=game.lease_until,
                    created_at=game.created_at, updated_at=game.updated_at, finished_at=game.finished_at)
 
 
-def in_flight(game: q.GameRow, book: q.BookInfo) -> InFlightGame:
+def in_flight(game: GameRow, book: BookInfo) -> InFlightGame:
     try:
         position = replay(book.size, book.komi, book.superko, game.moves)
         board, to_move = stones(position), color_name(position.to_move)
@@ -103,7 +87,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
     with store.read() as conn:
         total_books = r.count_books(conn)
         page = r.books_with_counts(conn, limit, offset)
-        counts = q.game_counts(conn)
+        counts = game_counts(conn)
         last_hour_all = r.finished_since(conn, hour_ago)
         books = []
         for c in page:
@@ -111,7 +95,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
             playing = r.in_flight_games(conn, book.id, games_limit)
             books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now), playing,
                           r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing)))
-        workers = q.live_workers(conn, worker_seconds, workers_limit)
+        workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
     last_hour_total = sum(last_hour_all.values())

@@ -86,15 +86,15 @@ def build_book(url: str, rows: int, games: int) -> list[list[str]]:
     """The bench book (made when missing or too small); returns the synthetic openings' moves."""
     from obook.book.keys import opening_statistics
     from obook.book.library import BookSettings, ensure_book, open_book_store
-    from obook.store import queries as q
     from obook.store.db import to_signed
+    from obook.store.stats import replace_stats, stats_count
 
     store = open_book_store(url, create=True)
     book = ensure_book(store, BOOK, BookSettings(size=9, komi=7.5, depth=DEPTH))
     started = time.time()
     openings = synthetic_openings(games)
     with store.read() as conn:
-        have = q.stats_count(conn, book.id)
+        have = stats_count(conn, book.id)
     if have >= rows:
         log.info("book %r already has %d statistics rows", BOOK, have)
         return [m for m, _ in openings]
@@ -108,7 +108,7 @@ def build_book(url: str, rows: int, games: int) -> list[list[str]]:
     taken = {(to_signed(k), m) for k, m in stats}
     real = [(to_signed(k), m, g, w) for (k, m), (g, w) in stats.items()]
     with store.write() as conn:
-        q.replace_stats(conn, book.id, {})
+        replace_stats(conn, book.id, {})
     raw = store.engine.raw_connection()
     try:
         with raw.cursor() as cursor:
@@ -258,11 +258,12 @@ def main() -> None:
     paths = lookup_paths(openings, args.paths)
     port = free_port()
     from obook.book.library import open_book_store
-    from obook.store import queries as q
+    from obook.store.books import get_book
+    from obook.store.stats import stats_count
 
     store = open_book_store(args.db)
     with store.read() as conn:
-        rows = q.stats_count(conn, q.get_book(conn, BOOK).id)
+        rows = stats_count(conn, get_book(conn, BOOK).id)
     server = start_server(args.db, port, cache=not args.no_cache)
     try:
         def load(seconds: float, connections: int) -> dict:

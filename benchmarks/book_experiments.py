@@ -22,11 +22,14 @@ import os
 import time
 from pathlib import Path
 
+from sqlalchemy import select
+
 from obook.book.build import BuildPlan, build
 from obook.book.library import BookSettings, ensure_book, open_book_store
 from obook.gtp.match import MatchSettings, parse_engine, run_match
 from obook.stats import wilson_interval
-from obook.store import queries as q
+from obook.store.books import get_book
+from obook.store.games import GAMES
 from obook.store.models import FINISHED
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -103,10 +106,10 @@ def plot_learning(curve: list[dict], path: Path, name: str) -> None:
 
 def population(store, name: str) -> list[tuple[str | None, str]]:
     with store.read() as conn:
-        book = q.get_book(conn, name)
-        rows = conn.execute(q.select(q.GAMES.c.winner, q.GAMES.c.origins).where(
-            q.GAMES.c.book_id == book.id, q.GAMES.c.status == FINISHED, q.GAMES.c.source == "selfplay",
-        ).order_by(q.GAMES.c.finished_at, q.GAMES.c.id)).all()
+        book = get_book(conn, name)
+        rows = conn.execute(select(GAMES.c.winner, GAMES.c.origins).where(
+            GAMES.c.book_id == book.id, GAMES.c.status == FINISHED, GAMES.c.source == "selfplay",
+        ).order_by(GAMES.c.finished_at, GAMES.c.id)).all()
     return [(w, o) for w, o in rows]
 
 

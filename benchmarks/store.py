@@ -22,12 +22,14 @@ import random
 import statistics
 import time
 
-from sqlalchemy import delete, text
+from sqlalchemy import delete, text, update
 
 from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book, lookup, open_book_store
-from obook.store import queries as q
+from obook.store.books import BOOKS
 from obook.store.db import to_signed
+from obook.store.games import GAMES, finish_game, get_game, top_up_games
+from obook.store.stats import STATS, position_stats, stats_count
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -66,10 +68,10 @@ def fill(store, book_id: int, rows: int, moves_per_position: int = 50) -> list[i
                 batch.append({"book_id": book_id, "position_key": signed, "move": 12 + m, "games": g,
                               "wins": rng.randint(0, g)})
             if len(batch) >= chunk:
-                conn.execute(q.STATS.insert(), batch)
+                conn.execute(STATS.insert(), batch)
                 batch = []
         if batch:
-            conn.execute(q.STATS.insert(), batch)
+            conn.execute(STATS.insert(), batch)
     return keys
 
 
@@ -86,11 +88,11 @@ def main() -> None:
     book = ensure_book(store, name, BookSettings(size=9, depth=20))
     started = time.perf_counter()
     with store.read() as conn:
-        have = q.stats_count(conn, book.id)
+        have = stats_count(conn, book.id)
     keys = None
     if have < args.rows:
         with store.write() as conn:
-            conn.execute(delete(q.STATS).where(q.STATS.c.book_id == book.id))
+            conn.execute(delete(STATS).where(STATS.c.book_id == book.id))
         keys = fill(store, book.id, args.rows)
     fill_seconds = time.perf_counter() - started
     if keys is None:
@@ -103,7 +105,7 @@ def main() -> None:
         key = rng.choice(keys)
         t0 = time.perf_counter()
         with store.read() as conn:
-            found = q.position_stats(conn, book.id, key)
+            found = position_stats(conn, book.id, key)
         query_ms.append((time.perf_counter() - t0) * 1000)
         assert len(found) == 50
     lookup_ms = []
@@ -118,22 +120,22 @@ def main() -> None:
     replay_ms, finish_ms = [], []
     for i in range(min(args.repeats, 300)):
         with store.write() as conn:
-            (game_id,) = q.top_up_games(conn, book.id, 10**9, [i + 1])
+            (game_id,) = top_up_games(conn, book.id, 10**9, [i + 1])
         with store.write() as conn:
-            conn.execute(q.update(q.GAMES).where(q.GAMES.c.id == game_id).values(
+            conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(
                 moves=" ".join(game_moves), n_moves=60))
-            game = q.get_game(conn, game_id)
+            game = get_game(conn, game_id)
         t0 = time.perf_counter()
         stats = opening_statistics(9, 7.5, False, game.moves, "B" if i % 2 else "W", 20)
         t1 = time.perf_counter()
         with store.write() as conn:
-            assert q.finish_game(conn, game, None, "B+1", "B", 1.0, stats)
+            assert finish_game(conn, game, None, "B+1", "B", 1.0, stats)
         t2 = time.perf_counter()
         replay_ms.append((t1 - t0) * 1000)
         finish_ms.append((t2 - t1) * 1000)
 
     with store.read() as conn:
-        rows = q.stats_count(conn, book.id)
+        rows = stats_count(conn, book.id)
     result = {
         "db": "sqlite" if store.is_sqlite else "postgresql",
         "stats_rows": rows,
@@ -147,7 +149,7 @@ def main() -> None:
     print(json.dumps(result))
     if not args.keep:
         with store.write() as conn:
-            conn.execute(delete(q.BOOKS).where(q.BOOKS.c.id == book.id))
+            conn.execute(delete(BOOKS).where(BOOKS.c.id == book.id))
 
 
 if __name__ == "__main__":

@@ -11,19 +11,18 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 
 from sqlalchemy import event
 
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_shutting_down
 
 from obook.book.keys import ENGINE_VERSION
-from obook.book.selfplay import EngineMismatch, SelfPlayer, new_worker_id
+from obook.book.selfplay import EngineMismatch, SelfPlayer, warm_up
 from obook.config import settings
-from obook.book.selfplay import warm_up
 from obook.grid.slices import play_slice
-from obook.store import queries as q
+from obook.store.books import BookNotFound, get_book
 from obook.store.db import StoreError, forget_stores
+from obook.store.leases import GameLease, new_worker_id
 from obook.store.urls import normalise_url
 from workers.app import app
 
@@ -39,6 +38,11 @@ def _owner() -> str:
     if _state["owner"] is None:
         _state["owner"] = new_worker_id("celery")
     return _state["owner"]
+
+
+def _worker_lease() -> GameLease:
+    """The pool process's own name in the store, for the heartbeat it writes with no game."""
+    return GameLease(_store(), _owner(), settings().lease_seconds, kind="celery", engine_version=ENGINE_VERSION)
 
 
 def _store():
@@ -78,9 +82,9 @@ def _player(book_name: str) -> SelfPlayer:
     if player is None:
         store = _store()
         with store.read() as conn:
-            book = q.get_book(conn, book_name)
-        player = SelfPlayer(store, book, owner=_owner(), kind="celery")  # EngineMismatch for another version
-        player.heartbeat_seconds = HEARTBEAT_SECONDS
+            book = get_book(conn, book_name)
+        player = SelfPlayer(store, book, owner=_owner(), kind="celery",  # EngineMismatch for another version
+                            heartbeat_seconds=HEARTBEAT_SECONDS)
         longest = settings().slice_seconds + player.config.seconds
         if longest > settings().visibility_timeout / 2:
             log.warning("book %r: a slice may last %.0f s, near the broker's visibility timeout (%.0f s): "
@@ -102,9 +106,7 @@ def _process_started(**_kwargs) -> None:
     _state.update(owner=None, stop=False, players={})
     signal.signal(STOP_SIGNAL, lambda *_: _state.update(stop=True))
     try:
-        with _store().write() as conn:
-            q.heartbeat(conn, _owner(), host=socket.gethostname(), pid=os.getpid(), kind="celery",
-                        engine_version=ENGINE_VERSION, game_id=None, moves="")
+        _worker_lease().announce()
     except StoreError as exc:
         log.warning("no heartbeat yet: %s", exc)
 
@@ -112,8 +114,7 @@ def _process_started(**_kwargs) -> None:
 @worker_process_shutdown.connect
 def _process_stopping(**_kwargs) -> None:
     try:
-        with _store().write() as conn:
-            q.remove_worker(conn, _owner())
+        _worker_lease().leave()
     except Exception as exc:  # noqa: BLE001 - exiting anyway
         log.warning("could not remove the heartbeat of %s: %s", _owner(), exc)
 
@@ -144,7 +145,7 @@ def advance_game(book_name: str, game_id: int, token: str | None = None) -> str:
     except EngineMismatch as exc:
         log.error("worker %s refuses game %d: %s", _owner(), game_id, exc)
         return "refused"
-    except (StoreError, q.BookNotFound) as exc:
+    except (StoreError, BookNotFound) as exc:
         log.warning("game %d of book %r: %s", game_id, book_name, exc)
         return "unavailable"
     try:

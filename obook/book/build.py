@@ -16,9 +16,11 @@ import socket
 import time
 from dataclasses import dataclass
 
-from obook.store import queries as q
+from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, forget_stores
+from obook.store.games import game_counts, held_leases, release_lease
 from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY
+from obook.store.workers import live_workers, remove_worker
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,8 @@ def run_worker(plan: BuildPlan, index: int) -> int:
     """One local worker: play games of the book until it has ``plan.target`` finished games.
     Returns the number of games it finished."""
     from obook.book.library import open_book_store
-    from obook.book.selfplay import LeaseLost, SelfPlayer, new_worker_id, start_games
+    from obook.book.selfplay import SelfPlayer, start_games
+    from obook.store.leases import LeaseLost, new_worker_id
 
     def stop(_signum, _frame):
         raise Stop
@@ -51,36 +54,35 @@ def run_worker(plan: BuildPlan, index: int) -> int:
     forget_stores()
     store = open_book_store(plan.url)
     with store.read() as conn:
-        book = q.get_book(conn, plan.book)
+        book = get_book(conn, plan.book)
     player = SelfPlayer(store, book, owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
                         seconds=plan.seconds)
     finished = 0
-    game = None
+    held = None
     try:
         while True:
-            game = player.claim()
-            if game is None:
+            held = player.claim()
+            if held is None:
                 if start_games(store, book, plan.target):
                     continue
                 with store.read() as conn:
-                    counts = q.game_counts(conn, book.id, SELFPLAY).get(book.id, {})
+                    counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
                 if counts.get(FINISHED, 0) >= plan.target and not counts.get(IN_PROGRESS, 0):
                     return finished
                 time.sleep(0.5)  # games in progress elsewhere; one may come back if its player dies
                 continue
             try:
-                player.play(game)
+                player.play(held)
                 finished += 1
             except LeaseLost as exc:
                 log.warning("%s", exc)
-            game = None
+            held = None
     except Stop:
-        if game is not None:
-            player.release(game)
+        if held is not None:
+            player.release(held)
         return finished
     finally:
-        with store.write() as conn:
-            q.remove_worker(conn, player.owner)
+        player.lease.leave()
 
 
 def _worker_main(plan: BuildPlan, index: int) -> None:
@@ -93,12 +95,12 @@ def reclaim_local_leases(store: Store) -> int:
     host = socket.gethostname()
     freed = 0
     with store.write() as conn:
-        for game_id, owner in q.held_leases(conn):
+        for game_id, owner in held_leases(conn):
             parts = owner.split(":")
             if len(parts) < 3 or parts[0] != host or not parts[1].isdigit() or _alive(int(parts[1])):
                 continue
-            q.release_lease(conn, game_id, owner)
-            q.remove_worker(conn, owner)
+            release_lease(conn, game_id, owner)
+            remove_worker(conn, owner)
             freed += 1
     return freed
 
@@ -122,10 +124,10 @@ class BuildStatus:
     rate_per_hour: float
 
 
-def status(store: Store, book: q.BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
+def status(store: Store, book: BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
     with store.read() as conn:
-        counts = q.game_counts(conn, book.id, SELFPLAY).get(book.id, {})
-        workers = [w for w in q.live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
+        counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
+        workers = [w for w in live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
     finished = counts.get(FINISHED, 0)
     elapsed = max(time.time() - started, 1e-9)
     rate = (finished - finished_at_start) * 3600.0 / elapsed
@@ -141,7 +143,7 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
 
     store = open_book_store(plan.url)
     with store.read() as conn:
-        book = q.get_book(conn, plan.book)
+        book = get_book(conn, plan.book)
     reclaim_local_leases(store)
     from obook.book.selfplay import mutation_config, warm_up
 

@@ -3,18 +3,21 @@ reopen a book with checked settings, look a position up, recompute and verify th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
 from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, opening_statistics, replay
-from obook.book.rules import MBM, MVBM, THRESHOLDS, Candidate, book_candidates, coevolution_move, usage_move
+from obook.book.lookup import BookLookup, book_lookup
+from obook.book.rules import MBM, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.store import queries as q
+from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book
 from obook.store.db import Store, StoreError, open_store
+from obook.store.games import finished_games
+from obook.store.stats import all_stats, replace_stats, rows_reader
 
 
 def open_book_store(url: str | None = None, create: bool = False) -> Store:
@@ -62,7 +65,7 @@ class BookSettings:
                             self.superko, self.widening)
 
 
-def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> q.BookInfo:
+def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> BookInfo:
     """The book ``name``, created with ``wanted`` when it does not exist. When it does, a setting the
     caller gave explicitly (``explicit``) must agree with the book's: a book's games are only
     comparable under one set of rules and one mutation player."""
@@ -70,18 +73,18 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
         raise ObookError(f"book name {name!r}: use 1 to 100 characters without spaces")
     try:
         with store.write() as conn:
-            book = q.find_book(conn, name)
+            book = find_book(conn, name)
             if book is None:
                 if wanted is None:
-                    raise q.BookNotFound(f"no book named {name!r}")
+                    raise BookNotFound(f"no book named {name!r}")
                 s = wanted.validated()
-                return q.create_book(conn, name=name, size=s.size, komi=s.komi,
+                return create_book(conn, name=name, size=s.size, komi=s.komi,
                                      rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
                                      threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
                                      depth=s.depth, widening=s.widening, engine_version=ENGINE_VERSION)
     except IntegrityError:  # another builder created it a moment ago: use theirs
         with store.read() as conn:
-            book = q.get_book(conn, name)
+            book = get_book(conn, name)
     if wanted is not None:
         s = wanted.validated()
         have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,
@@ -93,7 +96,7 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
     return book
 
 
-def parse_book_moves(book: q.BookInfo, moves: str | list[str]) -> Position:
+def parse_book_moves(book: BookInfo, moves: str | list[str]) -> Position:
     """The position after ``moves`` ("E5,G5", "e5 g5", "pass"), with an error naming a bad move."""
     words = split_moves(moves) if isinstance(moves, str) else list(moves)
     try:
@@ -102,29 +105,11 @@ def parse_book_moves(book: q.BookInfo, moves: str | list[str]) -> Position:
         raise ObookError(f"{exc}") from None
 
 
-@dataclass
-class Lookup:
-    book: q.BookInfo
-    position: Position
-    candidates: list[Candidate] = field(default_factory=list)
-    usage: Candidate | None = None  # the usage rule's move (playing from the book)
-    coevolution: Candidate | None = None  # what self-play would play (None: it would mutate)
-
-    @property
-    def in_book(self) -> bool:
-        return bool(self.candidates)
-
-    @property
-    def games(self) -> int:
-        return sum(c.games for c in self.candidates)
-
-
-def lookup(store: Store, book: q.BookInfo, moves: str | list[str], min_games: int = 1) -> Lookup:
+def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int = 1) -> BookLookup:
+    """The book's answer after ``moves`` (``obook lookup``)."""
     position = parse_book_moves(book, moves)
     with store.read() as conn:
-        candidates = book_candidates(conn, book, position)
-    return Lookup(book, position, candidates, usage_move(candidates, min_games),
-                  coevolution_move(candidates, book.threshold, book.widening))
+        return book_lookup(book, position, rows_reader(conn, book.id), min_games)
 
 
 # ---- verify ----------------------------------------------------------------------------------------
@@ -143,13 +128,13 @@ class Verification:
         return not (self.missing or self.extra or self.bad_games)
 
 
-def recompute_stats(store: Store, book: q.BookInfo) -> tuple[Stats, int, list[tuple[int, str]]]:
+def recompute_stats(store: Store, book: BookInfo) -> tuple[Stats, int, list[tuple[int, str]]]:
     """The statistics as a pure function of the finished games."""
     stats: Stats = {}
     games = 0
     bad: list[tuple[int, str]] = []
     with store.read() as conn:
-        for game_id, moves, winner in q.finished_games(conn, book.id):
+        for game_id, moves, winner in finished_games(conn, book.id):
             try:
                 contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(), winner, book.depth)
             except BookGameError as exc:
@@ -162,13 +147,13 @@ def recompute_stats(store: Store, book: q.BookInfo) -> tuple[Stats, int, list[tu
     return stats, games, bad
 
 
-def verify(store: Store, book: q.BookInfo, repair: bool = False) -> Verification:
+def verify(store: Store, book: BookInfo, repair: bool = False) -> Verification:
     expected, games, bad = recompute_stats(store, book)
     with store.read() as conn:
-        stored = q.all_stats(conn, book.id)
+        stored = all_stats(conn, book.id)
     missing = [(k, m, v) for (k, m), v in expected.items() if stored.get((k, m)) != v]
     extra = [(k, m, v) for (k, m), v in stored.items() if (k, m) not in expected]
     if repair and (missing or extra):
         with store.write() as conn:
-            q.replace_stats(conn, book.id, expected)
+            replace_stats(conn, book.id, expected)
     return Verification(games, len(stored), missing, extra, bad)

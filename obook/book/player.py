@@ -12,12 +12,12 @@ from __future__ import annotations
 import logging
 import time
 
-from obook.book.keys import canonical_view
-from obook.book.rules import Candidate, candidates_from_rows, usage_move
+from obook.book.lookup import BookLookup, book_lookup
 from obook.go.position import Position
 from obook.search.player import Player
 from obook.search.result import MoveStats, SearchResult
-from obook.store import queries as q
+from obook.store.books import get_book
+from obook.store.stats import Rows, position_stats
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,7 @@ class BookPlayer(Player):
         self.config = inner.config
         self.store = open_book_store(store_url)
         with self.store.read() as conn:
-            self.book = q.get_book(conn, book_name)
+            self.book = get_book(conn, book_name)
         self.min_games = max(1, min_games)
         self.max_moves = self.book.depth if max_moves is None else max_moves
         self._rows: dict[int, list[tuple[int, int, int]]] = {}
@@ -47,24 +47,27 @@ class BookPlayer(Player):
             self._warned = True
         return same_rules and len(position.moves) < self.max_moves
 
-    def candidates(self, position: Position) -> list[Candidate]:
-        key, symmetries = canonical_view(position)
+    def rows(self, key: int) -> Rows:
+        """A position's statistics, read from the store once."""
         rows = self._rows.get(key)
         if rows is None:
             with self.store.read() as conn:
-                rows = self._rows[key] = q.position_stats(conn, self.book.id, key)
-        return candidates_from_rows(position, symmetries[0], rows)
+                rows = self._rows[key] = position_stats(conn, self.book.id, key)
+        return rows
+
+    def lookup(self, position: Position) -> BookLookup:
+        return book_lookup(self.book, position, self.rows, self.min_games)
 
     def book_result(self, position: Position) -> SearchResult | None:
         """The usage rule's answer with the book's figures, or None when out of book."""
         if not self.applies_to(position):
             return None
         started = time.perf_counter()
-        candidates = self.candidates(position)
-        choice = usage_move(candidates, self.min_games)
+        found = self.lookup(position)
+        choice = found.usage
         if choice is None:
             return None
-        ranked = sorted(candidates, key=lambda c: (c.wins, c.winrate), reverse=True)
+        ranked = sorted(found.candidates, key=lambda c: (c.wins, c.winrate), reverse=True)
         stats = [MoveStats(point=c.point, visits=c.games, winrate=c.winrate, variance=0.0, pv=[c.point])
                  for c in ranked]
         return SearchResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,

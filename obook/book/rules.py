@@ -1,4 +1,5 @@
-"""The coevolution rules of seed 002 and the usage rule, on a position's book statistics.
+"""The coevolution rules of seed 002 and the usage rule, on a position's book statistics: rows in,
+choice out (no store here; ``obook.book.lookup`` reads the rows and applies these).
 
 MBM ("mutate bad moves", threshold 50%) and MVBM ("mutate very bad moves", 10%): in each position of
 a self-play game, score every move by the frequency of won games in the population with that move
@@ -10,13 +11,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol, Sequence
 
-from sqlalchemy import Connection
-
-from obook.book.keys import canonical_view
 from obook.go.board import PASS
-from obook.go.position import Position
-from obook.store.queries import BookInfo, position_stats
 
 MBM = "mbm"
 MVBM = "mvbm"
@@ -38,15 +35,18 @@ class Candidate:
         return self.wins / self.games if self.games else 0.0
 
 
-def book_candidates(conn: Connection, book: BookInfo, position: Position) -> list[Candidate]:
+class BoardView(Protocol):
+    """The little of a position the rules read: ``Position``, or the service's lighter replay."""
+
+    def is_legal(self, point: int) -> bool: ...
+    def from_canonical(self, point: int, symmetry: int) -> int: ...
+    def vertex(self, point: int) -> str: ...
+
+
+def candidates_from_rows(position: BoardView, symmetry: int, rows: Sequence[tuple[int, int, int]]) -> list[Candidate]:
     """The legal moves the population has played in this position (or any symmetric or transposed
-    copy of it), most played first."""
-    key, symmetries = canonical_view(position)
-    rows = position_stats(conn, book.id, key)
-    return candidates_from_rows(position, symmetries[0], rows)
-
-
-def candidates_from_rows(position: Position, symmetry: int, rows: list[tuple[int, int, int]]) -> list[Candidate]:
+    copy of it), most played first, from its statistics rows (canonical move, games, wins) and the
+    symmetry taking the position to its canonical orientation."""
     total_wins = sum(w for _, _, w in rows)
     candidates = []
     for move, games, wins in rows:

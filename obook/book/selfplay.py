@@ -1,11 +1,12 @@
 """Self-play of one individual: the functions the embedded build and the grid workers share.
 
-A game lives in the store. Whoever plays it first takes its lease (``claim``), then repeatedly
-``advance``s it: the move is chosen (the book rule while the population knows the position, the
-mutation player's search otherwise) and stored, lease renewed, before anything else happens; a
-process killed at any instant therefore loses at most the move it was thinking about, and the next
-player resumes from the stored moves. When the game is over, ``finish`` closes it and adds its
-statistics in one transaction that can succeed once only.
+A game lives in the store. Whoever plays it first takes its lease (``claim``, which gives the caller
+a ``HeldGame``), then repeatedly ``advance``s it: the move is chosen (the book rule while the
+population knows the position, the mutation player's search otherwise) and stored, lease renewed,
+before anything else happens; a process killed at any instant therefore loses at most the move it
+was thinking about, and the next player resumes from the stored moves. When the game is over,
+``finish`` closes it and adds its statistics in one transaction that can succeed once only. Every
+write goes through the player's ``GameLease`` (``obook.store.leases``).
 
 Each move's search is seeded from the game's seed and the move number, so a resumed game makes the
 choices an uninterrupted one would have made (exactly so under a playout budget).
@@ -15,22 +16,23 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
-import time
-import uuid
 from dataclasses import dataclass
 
 from obook.book.keys import ENGINE_VERSION, BookGameError, opening_statistics, replay
-from obook.book.rules import book_candidates, coevolution_move
+from obook.book.lookup import book_lookup
+from obook.book.rules import Candidate
 from obook.errors import ObookError
 from obook.go.board import BLACK
 from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.player import Player
 from obook.search.players import make_player
-from obook.store import queries as q
+from obook.search.result import SearchResult
+from obook.store.books import BookInfo
 from obook.store.db import Store
-from obook.store.models import ABANDONED
+from obook.store.games import GameRow, top_up_games
+from obook.store.leases import GameLease, new_worker_id
+from obook.store.stats import ReadRows
 
 log = logging.getLogger(__name__)
 
@@ -38,16 +40,8 @@ BOOK, SEARCH, SEED = "b", "m", "s"  # where a move came from (games.origins)
 OWNERSHIP_PLAYOUTS = 600  # playouts that decide which stones are dead when both players pass
 
 
-class LeaseLost(ObookError):
-    """Another player took this game (our lease expired); stop without writing."""
-
-
 class EngineMismatch(ObookError):
     """The book was built with other rules or keys than this obook's: its statistics would be wrong."""
-
-
-def new_worker_id(kind: str = "local") -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{kind}:{uuid.uuid4().hex[:8]}"
 
 
 def move_seed(game_seed: int, move_number: int) -> int:
@@ -62,7 +56,7 @@ def max_moves(size: int) -> int:
     return 3 * size * size
 
 
-def mutation_config(book: q.BookInfo, seconds: float | None = None) -> SearchConfig:
+def mutation_config(book: BookInfo, seconds: float | None = None) -> SearchConfig:
     """The search that mutates: the book's settings, one process, the book's time per move."""
     per_move = book.seconds_per_move if seconds is None else seconds
     return SearchConfig.from_spec(book.search or None, seconds=per_move, processes=1)
@@ -83,7 +77,7 @@ def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
         player.close()
 
 
-def check_engine(book: q.BookInfo) -> None:
+def check_engine(book: BookInfo) -> None:
     if book.engine_version != ENGINE_VERSION:
         raise EngineMismatch(
             f"book {book.name!r} was built with engine version {book.engine_version}, this obook is "
@@ -105,144 +99,115 @@ class Outcome:
     score: float | None
 
 
+@dataclass
+class HeldGame:
+    """A game this player holds the lease of, as it stands between two of its moves. The caller
+    keeps it from ``claim`` to the end of the game (or of its grid slice) and hands it to
+    ``advance``; a failed move leaves ``position`` None, so the next advance replays the stored moves."""
+
+    game: GameRow  # as stored now
+    position: Position | None = None  # after the stored moves (None: not replayed yet)
+    prepared: bool = False  # the next move was prepared with the last one stored (``advance(more=True)``)
+    pick: Candidate | None = None  # the prepared book move; None, prepared: its search is already counted
+
+
 class SelfPlayer:
     """Plays games of one book for one owner (a local process or a grid worker)."""
 
-    def __init__(self, store: Store, book: q.BookInfo, owner: str | None = None, lease_seconds: float | None = None,
-                 player: Player | None = None, seconds: float | None = None, kind: str = "local"):
+    def __init__(self, store: Store, book: BookInfo, owner: str | None = None, lease_seconds: float | None = None,
+                 player: Player | None = None, seconds: float | None = None, kind: str = "local",
+                 heartbeat_seconds: float = 0.0):
         from obook.config import settings
 
         check_engine(book)
-        self.store = store
         self.book = book
-        self.owner = owner or new_worker_id(kind)
-        self.kind = kind
         self.config = mutation_config(book, seconds)
         think = self.config.seconds or 1.0
-        self.lease_seconds = lease_seconds or max(settings().lease_seconds, 4 * think + 10)
+        self.lease = GameLease(store, owner or new_worker_id(kind),
+                               lease_seconds or max(settings().lease_seconds, 4 * think + 10), kind=kind,
+                               engine_version=ENGINE_VERSION, heartbeat_seconds=heartbeat_seconds)
         self.player = player or make_player(self.config)
-        self.stopping = False
-        self._replayed: tuple[int, tuple[str, ...], Position] | None = None  # the last position advanced to
-        self.heartbeat_seconds = 0.0  # least time between two heartbeats written with a move
-        self._prepared: tuple[int, int, object] | None = None  # (game, move number, book pick) counted ahead
-        self._last_beat = 0.0
 
-    # ---- leases ---------------------------------------------------------------------------------
+    @property
+    def owner(self) -> str:
+        return self.lease.owner
 
-    def claim(self, game_id: int | None = None, handoff: str | None = None) -> q.GameRow | None:
+    def claim(self, game_id: int | None = None, handoff: str | None = None) -> HeldGame | None:
         """Take a game's lease: one nobody holds, or ``game_id``; with ``handoff`` (a grid task's
-        token) also when that token holds it, which is how a game passes from task to task."""
-        self._prepared = None
-        with self.store.write() as conn:
-            game = None
-            if handoff is not None and game_id is not None and q.pass_lease(
-                    conn, game_id, handoff, self.owner, self.lease_seconds):
-                game = q.get_game(conn, game_id)
-            if game is None:
-                game = q.claim_game(conn, self.book.id, self.owner, self.lease_seconds, game_id)
-            if game is not None:
-                q.heartbeat(conn, self.owner, **self._beat(game))
-        return game
+        token) also when that token holds it."""
+        game = self.lease.claim(self.book.id, game_id, handoff)
+        return HeldGame(game) if game is not None else None
 
-    def release(self, game: q.GameRow) -> None:
-        with self.store.write() as conn:
-            q.release_lease(conn, game.id, self.owner)
-            q.heartbeat(conn, self.owner, game_id=None, moves="")
-
-    def _beat(self, game: q.GameRow) -> dict:
-        return {"host": socket.gethostname(), "pid": os.getpid(), "kind": self.kind,
-                "engine_version": ENGINE_VERSION, "book_id": self.book.id, "game_id": game.id,
-                "moves": " ".join(game.moves)}
+    def release(self, held: HeldGame) -> None:
+        self.lease.release(held.game)
 
     # ---- one move -------------------------------------------------------------------------------
-
-    def position(self, game: q.GameRow) -> Position:
-        """The position after the game's stored moves: the one this player advanced to when the game
-        is as it left it (no replay from the empty board at every move), else a replay."""
-        cached = self._replayed
-        self._replayed = None
-        if cached is not None and cached[0] == game.id and cached[1] == game.moves:
-            return cached[2]
-        return replay(self.book.size, self.book.komi, self.book.superko, game.moves)
 
     def is_over(self, position: Position) -> bool:
         return position.passes >= 2 or len(position.moves) >= max_moves(self.book.size)
 
-    def choose(self, game: q.GameRow, position: Position) -> Choice:
+    def book_pick(self, position: Position, rows: ReadRows) -> Candidate | None:
+        """The coevolution rule's move within the book's depth; None: mutate (search)."""
+        if len(position.moves) >= self.book.depth:
+            return None
+        return book_lookup(self.book, position, rows).coevolution
+
+    def choose(self, held: HeldGame, position: Position) -> Choice:
         """The book move when one beats the threshold, otherwise the mutation player's move. The
         search is counted in the store before it starts (``games.searches``), in the transaction
-        that stored the previous move when this player prepared it (``advance(more=True)``)."""
-        prepared, self._prepared = self._prepared, None
-        if prepared is not None and prepared[:2] == (game.id, len(position.moves)):
-            pick = prepared[2]
-            if pick is not None:
-                return Choice(pick.vertex, BOOK, pick.winrate)
+        that stored the previous move when that one prepared it (``advance(more=True)``)."""
+        if held.prepared:
+            pick = held.pick
+            held.prepared, held.pick = False, None
         else:
-            with self.store.write() as conn:  # one transaction: the book's statistics, else count the search
-                pick = self._book_pick(conn, position)
-                if pick is not None:
-                    return Choice(pick.vertex, BOOK, pick.winrate)
-                q.count_search(conn, game.id)
-        self.player.reseed(move_seed(game.seed, len(position.moves)))
-        interval = max(1.0, self.lease_seconds / 4)
-        result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game), progress_interval=interval)
+            pick = self.lease.start_move(held.game, lambda rows: self.book_pick(position, rows))
+        if pick is not None:
+            return Choice(pick.vertex, BOOK, pick.winrate)
+        result = self.search(held.game, position)
         if result.resign:
             return Choice("resign", SEARCH, result.winrate)
         return Choice(position.vertex(result.move), SEARCH, result.winrate)
 
-    def _book_pick(self, conn, position: Position):
-        if len(position.moves) >= self.book.depth:
-            return None
-        return coevolution_move(book_candidates(conn, self.book, position), self.book.threshold, self.book.widening)
+    def search(self, game: GameRow, position: Position) -> SearchResult:
+        """The mutation player's move: self-play's one ``genmove``. Seeded from the game's seed and
+        the move number (a resumed game replays); the lease is renewed from the progress callback,
+        and ``LeaseLost`` raised there ends the search."""
+        self.player.reseed(move_seed(game.seed, len(position.moves)))
+        interval = max(1.0, self.lease.lease_seconds / 4)
+        return self.player.genmove(position, on_progress=lambda _r: self.lease.renew(game), progress_interval=interval)
 
-    def _keep_lease(self, game: q.GameRow) -> None:
-        with self.store.write() as conn:
-            if not q.renew_lease(conn, game.id, self.owner, self.lease_seconds):
-                raise LeaseLost(f"game {game.id}: lease lost while thinking")
-            q.heartbeat(conn, self.owner, **self._beat(game))
-        if self.stopping:
-            raise KeyboardInterrupt
-
-    def advance(self, game: q.GameRow, more: bool = False) -> tuple[q.GameRow, bool]:
-        """Play one move of ``game`` (or finish it when it is over). Returns (game as stored now,
-        finished?). Raises ``LeaseLost`` when someone else plays this game. ``more``: the caller
-        will advance this game again at once, so the transaction storing this move also prepares
-        the next one (its book move, or the count of its search): one transaction per move."""
-        try:
-            position = self.position(game)
-        except BookGameError as exc:
-            self._abandon(game, f"illegal stored game: {exc}")
-            return game, True
+    def advance(self, held: HeldGame, more: bool = False) -> bool:
+        """Play one move of the held game (or finish it when it is over); True when it is finished.
+        Raises ``LeaseLost`` when someone else plays this game. ``more``: the caller will advance
+        this game again at once, so the round trip storing this move also prepares the next one
+        (its book move, or the count of its search): one round trip per move."""
+        position, held.position = held.position, None
+        if position is None:
+            try:
+                position = replay(self.book.size, self.book.komi, self.book.superko, held.game.moves)
+            except BookGameError as exc:
+                self._abandon(held.game, f"illegal stored game: {exc}")
+                return True
         if self.is_over(position):
-            return game, self.finish(game, position)
-        choice = self.choose(game, position)
+            return self.finish(held.game, position)
+        choice = self.choose(held, position)
         if choice.vertex == "resign":
             loser = "B" if position.to_move == BLACK else "W"
             winner = "W" if loser == "B" else "B"
-            return game, self.finish(game, position, Outcome(f"{winner}+R", winner, None))
+            return self.finish(held.game, position, Outcome(f"{winner}+R", winner, None))
         position.play(choice.vertex)
         over = self.is_over(position)
-        with self.store.statements() as conn:  # each statement is guarded on its own: no transaction needed
-            pick = self._book_pick(conn, position) if more and not over else None
-            search_next = more and not over and pick is None
-            stored = q.append_move(conn, game, self.owner, choice.vertex, choice.origin, self.lease_seconds,
-                                   count_search=search_next)
-            if stored is None:
-                raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
-            now = time.monotonic()
-            if now - self._last_beat >= self.heartbeat_seconds:
-                q.heartbeat(conn, self.owner, **self._beat(stored))
-                self._last_beat = now
+        prepare = more and not over
+        held.game, pick = self.lease.append(held.game, choice.vertex, choice.origin,
+                                            (lambda rows: self.book_pick(position, rows)) if prepare else None)
         if over:
-            return stored, self.finish(stored, position)
-        self._replayed = (stored.id, stored.moves, position)
-        if more:
-            self._prepared = (stored.id, len(stored.moves), pick)
-        return stored, False
+            return self.finish(held.game, position)
+        held.position, held.prepared, held.pick = position, prepare, pick
+        return False
 
     # ---- the end --------------------------------------------------------------------------------
 
-    def outcome(self, game: q.GameRow, position: Position) -> Outcome:
+    def outcome(self, game: GameRow, position: Position) -> Outcome:
         """Area score with komi after removing the stones that playouts from here find dead."""
         from obook.playout.ownership import score_without_dead, stone_status
 
@@ -253,8 +218,9 @@ class SelfPlayer:
         winner = "B" if score > 0 else "W"
         return Outcome(f"{winner}+{abs(score):g}", winner, score)
 
-    def finish(self, game: q.GameRow, position: Position, outcome: Outcome | None = None) -> bool:
-        """Close the game and count it; False when it was already closed or is no longer ours."""
+    def finish(self, game: GameRow, position: Position, outcome: Outcome | None = None) -> bool:
+        """Close the game and count it (``LeaseLost`` when it was already closed or is no longer
+        ours); True: the game is over for this player."""
         problem = self.inconsistency(game, resigned=outcome is not None, position=position)
         if problem is not None:
             self._abandon(game, problem)
@@ -262,15 +228,11 @@ class SelfPlayer:
         outcome = outcome or self.outcome(game, position)
         stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves, outcome.winner,
                                    self.book.depth)
-        with self.store.write() as conn:
-            done = q.finish_game(conn, game, self.owner, outcome.result, outcome.winner, outcome.score, stats)
-            q.heartbeat(conn, self.owner, game_id=None, moves="")
-        if not done:
-            raise LeaseLost(f"game {game.id}: finished or taken by another player")
+        self.lease.finish(game, outcome.result, outcome.winner, outcome.score, stats)
         log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
         return True
 
-    def inconsistency(self, game: q.GameRow, resigned: bool, position: Position | None = None) -> str | None:
+    def inconsistency(self, game: GameRow, resigned: bool, position: Position | None = None) -> str | None:
         """Why ``game`` must not be counted (None: it may): its stored moves must have been played
         through the rules from the empty board (a replay, unless ``position`` is this player's own
         position reached by exactly those moves), one origin per move, and it must be over unless
@@ -287,22 +249,20 @@ class SelfPlayer:
             return f"not over after {len(game.moves)} moves"
         return None
 
-    def _abandon(self, game: q.GameRow, reason: str) -> None:
+    def _abandon(self, game: GameRow, reason: str) -> None:
         log.error("game %d abandoned: %s", game.id, reason)
-        with self.store.write() as conn:
-            q.finish_game(conn, game, self.owner, "illegal", None, None, {}, status=ABANDONED)
+        self.lease.abandon(game)
 
-    def play(self, game: q.GameRow) -> bool:
+    def play(self, held: HeldGame) -> bool:
         """Play a claimed game to its end; True when this player finished it."""
         self.player.new_game()
-        while True:
-            game, finished = self.advance(game)
-            if finished:
-                return True
+        while not self.advance(held):
+            pass
+        return True
 
 
-def start_games(store: Store, book: q.BookInfo, target: int, count: int = 1) -> list[int]:
+def start_games(store: Store, book: BookInfo, target: int, count: int = 1) -> list[int]:
     """Create up to ``count`` self-play games, never more than the book's ``target`` in all."""
     seeds = [int.from_bytes(os.urandom(8), "little") >> 1 for _ in range(count)]
     with store.write() as conn:
-        return q.top_up_games(conn, book.id, target, seeds)
+        return top_up_games(conn, book.id, target, seeds)

@@ -9,14 +9,16 @@ from pathlib import Path
 from sgfmill import sgf
 
 from obook.book.keys import opening_statistics
-from obook.book.rules import book_candidates
+from obook.book.lookup import book_lookup
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
 from obook.go.sgf import SgfError, read_sgf
-from obook.store import queries as q
+from obook.store.books import BookInfo
 from obook.store.db import Store
+from obook.store.games import insert_finished_game
 from obook.store.models import SEED
+from obook.store.stats import rows_reader
 
 SEED_ORIGIN = "s"
 
@@ -49,7 +51,7 @@ def winner_of(result: str) -> tuple[str | None, bool]:
     return None, False
 
 
-def read_seed(path: Path, book: q.BookInfo) -> SeedGame | str:
+def read_seed(path: Path, book: BookInfo) -> SeedGame | str:
     """A seed game, or the reason it cannot be one (other board sizes are errors, not reasons)."""
     try:
         record = read_sgf(path, superko=book.superko)
@@ -74,7 +76,7 @@ def read_seed(path: Path, book: q.BookInfo) -> SeedGame | str:
     return SeedGame(str(path), moves, winner, record.result, position.komi)
 
 
-def seed_book(store: Store, book: q.BookInfo, paths: list[Path]) -> SeedReport:
+def seed_book(store: Store, book: BookInfo, paths: list[Path]) -> SeedReport:
     """Add SGF games as finished individuals of source "seed". Every file is read and checked before
     anything is written; then all the games go in one transaction. A game already in the book
     (same moves) is not added twice."""
@@ -90,7 +92,7 @@ def seed_book(store: Store, book: q.BookInfo, paths: list[Path]) -> SeedReport:
         for game in games:
             stats = opening_statistics(book.size, book.komi, book.superko, game.moves, game.winner, book.depth)
             fingerprint = hashlib.sha256(f"{book.size}|{' '.join(game.moves)}".encode()).hexdigest()
-            game_id = q.insert_finished_game(conn, book.id, game.moves, SEED_ORIGIN * len(game.moves), game.result,
+            game_id = insert_finished_game(conn, book.id, game.moves, SEED_ORIGIN * len(game.moves), game.result,
                                              game.winner, None, SEED, fingerprint, stats)
             if game_id is None:
                 report.duplicates.append(game.path)
@@ -109,7 +111,7 @@ def _sgf_point(point: int, size: int) -> tuple[int, int] | None:
     return point // width - 1, point % width - 1
 
 
-def export_book(store: Store, book: q.BookInfo, min_games: int = 1, depth: int | None = None,
+def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | None = None,
                 max_nodes: int = 100_000) -> tuple[bytes, int]:
     """The book as one SGF game tree: each node a book move, most played first, with games, wins
     and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent). Returns the
@@ -124,6 +126,7 @@ def export_book(store: Store, book: q.BookInfo, min_games: int = 1, depth: int |
                   f"depth {book.depth}, komi {book.komi:g}. Each move: games, wins of its player, win rate.")
     nodes = 0
     with store.read() as conn:
+        rows = rows_reader(conn, book.id)
         stack = [(root, Position(size=book.size, komi=book.komi, superko=book.superko))]
         while stack and nodes < max_nodes:
             parent, position = stack.pop()
@@ -131,7 +134,7 @@ def export_book(store: Store, book: q.BookInfo, min_games: int = 1, depth: int |
                 continue
             mover = "b" if position.to_move == BLACK else "w"
             children = []
-            for c in book_candidates(conn, book, position):
+            for c in book_lookup(book, position, rows).candidates:
                 if c.games < min_games or nodes >= max_nodes:
                     continue
                 node = parent.new_child()

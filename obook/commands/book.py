@@ -79,10 +79,10 @@ def _store(args, create: bool = False):
 
 
 def _book(store, name):
-    from obook.store import queries as q
+    from obook.store.books import get_book
 
     with store.read() as conn:
-        return q.get_book(conn, name)
+        return get_book(conn, name)
 
 
 # ---- build -----------------------------------------------------------------------------------------
@@ -217,12 +217,13 @@ def cmd_export(args) -> int:
 
 def cmd_lookup(args) -> int:
     from obook.book.library import lookup
+    from obook.book.lookup import lookup_document
 
     store = _store(args)
     book = _book(store, args.book)
     found = lookup(store, book, args.moves, min_games=args.min_games)
     if args.json:
-        print(json.dumps(lookup_json(found), indent=2))
+        print(json.dumps(lookup_document(found, brief=True), indent=2))
         return 0
     moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
     side = "Black" if found.position.to_move == 1 else "White"
@@ -244,22 +245,6 @@ def cmd_lookup(args) -> int:
     if found.coevolution is None:
         print(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
     return 0
-
-
-def lookup_json(found) -> dict:
-    def cand(c):
-        return {"move": c.vertex, "games": c.games, "wins": c.wins, "winrate": round(c.winrate, 6),
-                "share": round(c.share, 6)}
-
-    return {
-        "book": found.book.name,
-        "moves": [found.position.vertex(p) for _, p in found.position.moves],
-        "to_move": "B" if found.position.to_move == 1 else "W",
-        "in_book": found.in_book,
-        "candidates": [cand(c) for c in found.candidates],
-        "usage_move": found.usage.vertex if found.usage else None,
-        "book_move": found.coevolution.vertex if found.coevolution else None,
-    }
 
 
 def cmd_verify(args) -> int:
@@ -284,12 +269,13 @@ def cmd_verify(args) -> int:
 
 
 def cmd_books(args) -> int:
-    from obook.store import queries as q
+    from obook.store.books import list_books
+    from obook.store.games import game_counts
 
     store = _store(args)
     with store.read() as conn:
-        books = q.list_books(conn)
-        counts = q.game_counts(conn)
+        books = list_books(conn)
+        counts = game_counts(conn)
     if not books:
         print(f"no books in {store.name}")
     for b in books:

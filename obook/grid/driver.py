@@ -23,9 +23,12 @@ from typing import Callable
 
 from obook.book.selfplay import start_games
 from obook.grid.slices import new_token, token_age
-from obook.store import queries as q
+from obook.store.books import get_book
 from obook.store.db import Store, StoreError
+from obook.store.games import game_counts, games_in_flight
+from obook.store.leases import GameLease
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
+from obook.store.workers import live_workers
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +73,16 @@ class Driver:
         self.send = send
         self.pending = pending
         with store.read() as conn:
-            self.book = q.get_book(conn, plan.book)
+            self.book = get_book(conn, plan.book)
 
     def live_workers(self) -> int:
         with self.store.read() as conn:
-            return sum(1 for w in q.live_workers(conn, self.plan.live_within) if w["kind"] == GRID_KIND)
+            return sum(1 for w in live_workers(conn, self.plan.live_within) if w["kind"] == GRID_KIND)
 
     def step(self) -> DriverStep:
         book = self.book
         with self.store.read() as conn:
-            counts = q.game_counts(conn, book.id).get(book.id, {})
+            counts = game_counts(conn, book.id).get(book.id, {})
         finished, in_progress = counts.get(FINISHED, 0), counts.get(IN_PROGRESS, 0)
         live = self.live_workers()
         wanted = wanted_in_flight(live, self.plan.min_in_flight)
@@ -96,7 +99,7 @@ class Driver:
         """Send every in-progress game that nobody holds and whose message cannot be waiting."""
         now = utcnow()
         with self.store.read() as conn:
-            games = q.games_in_flight(conn, self.book.id)
+            games = games_in_flight(conn, self.book.id)
         pending: str | None | bool = False  # read from the broker when first needed
         sent = []
         for game_id, owner, until in games:
@@ -111,16 +114,15 @@ class Driver:
                 stale = pending is not None and owner not in pending
                 if not stale:
                     continue
-            token = new_token()
-            with self.store.write() as conn:
-                if expired:
-                    taken = q.claim_game(conn, self.book.id, token, self.plan.token_seconds, game_id) is not None
-                else:
-                    taken = q.pass_lease(conn, game_id, owner, token, self.plan.token_seconds)
+            lease = GameLease(self.store, new_token(), self.plan.token_seconds, kind=None)  # a token: no heartbeat
+            if expired:
+                taken = lease.claim(self.book.id, game_id) is not None
+            else:
+                taken = lease.take_over(game_id, owner)
             if not taken:
                 continue
             try:
-                self.send(game_id, token)
+                self.send(game_id, lease.owner)
             except Exception as exc:  # noqa: BLE001 - a broker failure: the token expires, the next step resends
                 log.warning("cannot send game %d (%s); retrying when its token expires", game_id, exc)
                 break

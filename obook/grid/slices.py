@@ -2,8 +2,8 @@
 
 A game is played by whoever holds its lease. Between two tasks the lease is held by a *token*, a
 name carried by the task message (``q:<ms since epoch>:<random>``): the task that receives it swaps
-the token for its own name (``pass_lease``), plays moves until its slice budget is spent, swaps its
-name for a fresh token and sends that token in the next message. So:
+the token for its own name (``GameLease.claim``), plays moves until its slice budget is spent, swaps
+its name for a fresh token and sends that token in the next message. So:
 
 - a duplicate or late delivery (Redis ``visibility_timeout``, a requeue after a killed child) finds
   the lease under another name and does nothing;
@@ -22,9 +22,9 @@ import os
 import time
 from typing import Callable
 
-from obook.book.selfplay import LeaseLost, SelfPlayer
-from obook.store import queries as q
+from obook.book.selfplay import SelfPlayer
 from obook.store.db import StoreError
+from obook.store.leases import GameLease, LeaseLost
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,8 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
                stop_requested: Callable[[], bool] = lambda: False) -> str:
     """Play ``game_id`` from where the store has it until it is finished or ``slice_seconds`` have
     passed (at least one move), then hand it on. Returns what happened (BUSY: someone else holds it)."""
-    game = player.claim(game_id, handoff=token)
-    if game is None:
+    held = player.claim(game_id, handoff=token)
+    if held is None:
         log.info("game %d: lease held elsewhere, nothing to do (duplicate or late message)", game_id)
         return BUSY
     player.player.new_game()  # slices of other games ran in this process since
@@ -64,7 +64,7 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
     try:
         while True:
             more = not stop_requested() and time.monotonic() - started < slice_seconds
-            game, finished = player.advance(game, more=more)  # more: the next move is prepared (and counted)
+            finished = player.advance(held, more=more)  # more: the next move is prepared (and counted)
             if finished:
                 return FINISHED
             if not more:
@@ -74,22 +74,20 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
         return LOST
     except StoreError as exc:
         log.warning("game %d: store error, handing the game on: %s", game_id, exc)
-        hand_over(player, game_id, hand_on, attempts=5)
+        hand_over(player.lease, game_id, hand_on, attempts=5)
         return LOST
-    hand_over(player, game.id, hand_on)
+    hand_over(player.lease, game_id, hand_on)
     return STOPPED if stop_requested() else HANDED_ON
 
 
-def hand_over(player: SelfPlayer, game_id: int, hand_on: HandOn, attempts: int = 1) -> bool:
+def hand_over(lease: GameLease, game_id: int, hand_on: HandOn, attempts: int = 1) -> bool:
     """Swap our name on the lease for a fresh token and send it. When the store or the broker fails,
     the lease simply expires and the driver sends the game again."""
     for attempt in range(attempts):
         try:
             token = new_token()
-            with player.store.write() as conn:
-                if not q.pass_lease(conn, game_id, player.owner, token, player.lease_seconds):
-                    return False
-                q.heartbeat(conn, player.owner, game_id=None, moves="")
+            if not lease.hand_on(game_id, token):
+                return False
             break
         except StoreError as exc:
             if attempt + 1 == attempts:

@@ -43,6 +43,13 @@ def to_unsigned(key: int) -> int:
     return key + (1 << 64) if key < 0 else key
 
 
+def dialect_insert(conn: Connection):
+    """The dialect's ``INSERT`` (both have ``ON CONFLICT``, which SQLAlchemy's generic one lacks)."""
+    from sqlalchemy.dialects import postgresql, sqlite
+
+    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+
+
 class Store:
     """A database holding books. ``read()`` and ``write()`` give a connection inside a transaction."""
 

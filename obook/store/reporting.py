@@ -1,6 +1,6 @@
 """Read-only figures for people watching a store: the service's book list, progress and charts.
 
-Kept apart from ``queries`` (which the builders write through) so that reporting can grow without
+Kept apart from ``games`` and ``stats`` (which the builders write through) so that reporting can grow without
 touching the guarded statements. Every list is bounded by the caller's ``limit``; every count is
 an index range count (``ix_games_book_status``, ``ix_games_book_finished``), never a scan of the
 statistics table, so the progress page stays cheap however big the book grows.
@@ -13,9 +13,12 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, case, func, select
 
+from obook.store.books import BOOKS, BookInfo, book_from_row
 from obook.store.db import as_utc
+from obook.store.games import GAMES, GameRow, game_from_row
 from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, utcnow
-from obook.store.queries import BOOKS, GAMES, WORKERS, BookInfo, GameRow, _book, _game
+from obook.store.stats import position_stats
+from obook.store.workers import WORKERS
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,7 @@ def count_books(conn: Connection) -> int:
 
 def books_with_counts(conn: Connection, limit: int = 100, offset: int = 0) -> list[BookCounts]:
     """A page of books (by name) with their games by status."""
-    books = [_book(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name).limit(limit).offset(offset))]
+    books = [book_from_row(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name).limit(limit).offset(offset))]
     if not books:
         return []
     counts: dict[int, dict[str, int]] = {}
@@ -113,7 +116,7 @@ def in_flight_games(conn: Connection, book_id: int, limit: int = 20) -> list[Gam
     rows = conn.execute(select(GAMES).where(
         GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS, GAMES.c.lease_owner.is_not(None),
     ).order_by(GAMES.c.updated_at.desc(), GAMES.c.id.desc()).limit(limit))
-    return [_game(r) for r in rows]
+    return [game_from_row(r) for r in rows]
 
 
 def count_in_flight(conn: Connection, book_id: int) -> int:
@@ -159,8 +162,6 @@ class StatsReader:
                                         isolation_level="AUTOCOMMIT")
 
     def position_stats(self, book_id: int, key: int) -> list[tuple[int, int, int]]:
-        from obook.store.queries import position_stats
-
         return self._read(position_stats, book_id, key)
 
     def _read(self, query, *args):

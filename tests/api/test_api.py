@@ -14,8 +14,9 @@ from api.app import create_app
 from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book
 from obook.config import Settings
-from obook.store import queries as q
+from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
 from obook.store.models import SELFPLAY
+from obook.store.workers import heartbeat
 
 GAMES = [
     ("E5 G5 C5", "B"),
@@ -30,7 +31,7 @@ def add_game(store, book, moves: str, winner: str | None) -> int:
     words = moves.split()
     stats = opening_statistics(book.size, book.komi, book.superko, words, winner, book.depth)
     with store.write() as conn:
-        return q.insert_finished_game(conn, book.id, words, "m" * len(words), f"{winner}+R" if winner else "0",
+        return insert_finished_game(conn, book.id, words, "m" * len(words), f"{winner}+R" if winner else "0",
                                       winner, None, SELFPLAY, None, stats)
 
 
@@ -84,6 +85,22 @@ def test_lookup_root_has_every_first_move(client):
     assert answer["candidates"][0]["winrate"] == pytest.approx(2 / 3)
     assert answer["candidates"][0]["share"] == 1.0  # E5 won every game Black won here
     assert answer["stones"] == [] and answer["games"] == 5
+
+
+@pytest.mark.parametrize("moves", ["", "E5", "E5 G7 C3", "C3 D4 E5"])
+def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store, book, moves):
+    """The service and ``obook lookup --json`` serialise one lookup: the command line's form is the
+    service's without the size, move number, total of games, per-candidate marks and stones."""
+    from obook.book.library import lookup
+    from obook.book.lookup import lookup_document
+
+    answer = client.get("/v1/books/demo/lookup", params={"moves": moves}).json()
+    found = lookup(store, book, moves)
+    assert {k: v for k, v in answer.items() if k != "stones"} == lookup_document(found)
+    brief = lookup_document(found, brief=True)
+    assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
+    assert brief == {k: answer[k] for k in brief if k != "candidates"} | {"candidates": [
+        {k: c[k] for k in ("move", "games", "wins", "winrate", "share")} for c in answer["candidates"]]}
 
 
 def test_lookup_answers_in_the_callers_orientation(client):
@@ -191,7 +208,7 @@ def test_min_games_filters_the_usage_rule(client):
 
 def test_game_as_json_and_sgf(client, store, book):
     with store.read() as conn:
-        game = q.list_games(conn, book.id, newest_first=False)[0]
+        game = list_games(conn, book.id, newest_first=False)[0]
     answer = client.get(f"/v1/games/{game.id}").json()
     assert answer["moves"] == ["E5", "G5", "C5"] and answer["book"] == "demo" and answer["winner"] == "B"
     text = client.get(f"/v1/games/{game.id}.sgf")
@@ -231,11 +248,11 @@ def test_export_sgf_is_the_book_tree(client):
 
 def test_progress_shows_games_in_flight_and_workers(client, store, book):
     with store.write() as conn:
-        (game_id,) = q.top_up_games(conn, book.id, len(GAMES) + 1, [7])
-        game = q.claim_game(conn, book.id, "host:1:build1:abc", 60, game_id)
+        (game_id,) = top_up_games(conn, book.id, len(GAMES) + 1, [7])
+        game = claim_game(conn, book.id, "host:1:build1:abc", 60, game_id)
         for vertex in ("E5", "G5", "F4"):
-            game = q.append_move(conn, game, "host:1:build1:abc", vertex, "m", 60)
-        q.heartbeat(conn, "host:1:build1:abc", host="host", pid=1, kind="local", book_id=book.id, game_id=game_id,
+            game = append_move(conn, game, "host:1:build1:abc", vertex, "m", 60)
+        heartbeat(conn, "host:1:build1:abc", host="host", pid=1, kind="local", book_id=book.id, game_id=game_id,
                     moves="E5 G5 F4")
     answer = client.get("/v1/progress").json()
     totals = answer["totals"]

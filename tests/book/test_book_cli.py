@@ -12,8 +12,11 @@ import time
 import pytest
 
 from obook.book.library import open_book_store
-from obook.store import queries as q
+from sqlalchemy import update
+from obook.store.books import get_book
 from obook.store.db import forget_stores
+from obook.store.games import game_counts
+from obook.store.stats import STATS
 
 BUILD = ["--size", "7", "--search", "playouts=48", "--seconds-per-move", "0", "--depth", "12"]
 
@@ -40,8 +43,8 @@ def counts(url: str, name: str) -> dict:
     forget_stores()
     store = open_book_store(url)
     with store.read() as conn:
-        book = q.get_book(conn, name)
-        return q.game_counts(conn, book.id).get(book.id, {})
+        book = get_book(conn, name)
+        return game_counts(conn, book.id).get(book.id, {})
 
 
 def test_build_is_interrupted_and_continues(tmp_path):
@@ -92,6 +95,8 @@ def test_lookup_export_and_errors(tmp_path, capsys):
     obook("build", "--db", url, "--book", "x", "--games", "2", "--workers", "1", "--quiet", *BUILD)
     found = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", "", "--json")[1])
     assert found["in_book"] and found["to_move"] == "B"
+    assert list(found) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
+    assert list(found["candidates"][0]) == ["move", "games", "wins", "winrate", "share"]
     assert sum(c["games"] for c in found["candidates"]) == 2
     first = found["candidates"][0]["move"]
     deeper = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", first, "--json")[1])
@@ -137,7 +142,7 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
     assert code == 0 and "statistics match" in out
     with open_book_store(url).write() as conn:
-        conn.execute(q.update(q.STATS).values(games=q.STATS.c.games + 1))
+        conn.execute(update(STATS).values(games=STATS.c.games + 1))
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
     assert code == 1 and "should be games/wins" in out
 

@@ -7,7 +7,7 @@ from obook.gtp.engine import GTPEngine
 from obook.gtp.match import parse_engine
 from obook.go.position import Position
 from obook.search.players import make_player
-from obook.store import queries as q
+from obook.store.games import insert_finished_game
 
 
 def seeded_book(url):
@@ -17,7 +17,7 @@ def seeded_book(url):
     with store.write() as conn:
         for moves, winner in games:
             stats = opening_statistics(9, 7.5, False, moves, winner, book.depth)
-            q.insert_finished_game(conn, book.id, moves, "s" * len(moves), f"{winner}+1", winner, None, "seed", None,
+            insert_finished_game(conn, book.id, moves, "s" * len(moves), f"{winner}+1", winner, None, "seed", None,
                                    stats)
     return store, book
 

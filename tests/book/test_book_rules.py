@@ -87,3 +87,19 @@ def test_progressive_widening_mutates_until_a_position_has_enough_moves():
     wide = [cand("E5", 6, 3), cand("C3", 1, 1), cand("D4", 1, 0), cand("F6", 1, 0)]
     assert coevolution_move(wide, 0.1, widening=0.5).vertex == "C3"  # 4 moves for 9 games: the rule again
     assert coevolution_move([], 0.1, widening=0.5) is None
+
+
+def test_the_rules_and_keys_read_no_store():
+    """Rows in, choice out: the rules and the keys import neither the store nor SQLAlchemy, directly
+    or through what they import (a fresh interpreter, so that no other test's imports count)."""
+    import subprocess
+    import sys
+
+    probe = ("import sys, obook.book.rules, obook.book.keys; "
+             "print(sorted(m for m in sys.modules if m.startswith(('obook.store', 'sqlalchemy'))))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
+    # the control: the lookup does read the store, and the probe sees it
+    probe = probe.replace("obook.book.keys", "obook.book.lookup")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert "obook.store.stats" in loaded

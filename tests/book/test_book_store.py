@@ -10,12 +10,15 @@ from sgfmill import sgf
 
 from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book, lookup, open_book_store, verify
-from obook.book.selfplay import LeaseLost, SelfPlayer
+from obook.book.selfplay import SelfPlayer
 from obook.book.sgfio import export_book
 from obook.errors import ObookError
-from obook.store import queries as q
+from sqlalchemy import update
 from obook.store.db import StoreError, forget_stores
+from obook.store.games import append_move, claim_game, finish_game, get_game, insert_finished_game, top_up_games
+from obook.store.leases import LeaseLost
 from obook.store.models import FINISHED
+from obook.store.stats import STATS, all_stats
 
 FAST = "playouts=64,resign_threshold=0"
 
@@ -28,7 +31,7 @@ def new_book(store, name="b", size=7, algorithm="mvbm", depth=10, search=FAST):
 def add_game(store, book, moves, winner):
     stats = opening_statistics(book.size, book.komi, book.superko, moves, winner, book.depth)
     with store.write() as conn:
-        return q.insert_finished_game(conn, book.id, moves, "s" * len(moves), f"{winner}+1", winner, None, "seed",
+        return insert_finished_game(conn, book.id, moves, "s" * len(moves), f"{winner}+1", winner, None, "seed",
                                       None, stats)
 
 
@@ -90,38 +93,38 @@ def test_claims_are_exclusive_and_leases_expire(store):
     book = new_book(store)
     add_game(store, book, ["D4", "C3"], "B")  # a seed game does not count toward the self-play target
     with store.write() as conn:
-        ids = q.top_up_games(conn, book.id, 2, [11, 12, 13])
+        ids = top_up_games(conn, book.id, 2, [11, 12, 13])
     assert len(ids) == 2
     with store.write() as conn:
-        assert q.top_up_games(conn, book.id, 2, [14]) == []
-        a = q.claim_game(conn, book.id, "a", 0.5)
-        b = q.claim_game(conn, book.id, "b", 0.5)
-        assert q.claim_game(conn, book.id, "c", 0.5) is None
+        assert top_up_games(conn, book.id, 2, [14]) == []
+        a = claim_game(conn, book.id, "a", 0.5)
+        b = claim_game(conn, book.id, "b", 0.5)
+        assert claim_game(conn, book.id, "c", 0.5) is None
     assert {a.id, b.id} == set(ids)
     time.sleep(0.7)
     with store.write() as conn:
-        c = q.claim_game(conn, book.id, "c", 30)
+        c = claim_game(conn, book.id, "c", 30)
     assert c is not None
     with store.write() as conn:
-        assert q.append_move(conn, c, "a", "D4", "m", 30) is None  # not a's any more
-        stored = q.append_move(conn, c, "c", "D4", "m", 30)
+        assert append_move(conn, c, "a", "D4", "m", 30) is None  # not a's any more
+        stored = append_move(conn, c, "c", "D4", "m", 30)
         assert stored is not None and stored.moves == ("D4",)
-        assert q.append_move(conn, c, "c", "E5", "m", 30) is None  # stale: the game has a move now
+        assert append_move(conn, c, "c", "E5", "m", 30) is None  # stale: the game has a move now
 
 
 def test_a_game_is_finished_and_counted_once(store):
     book = new_book(store)
     with store.write() as conn:
-        (game_id,) = q.top_up_games(conn, book.id, 1, [5])
-        game = q.claim_game(conn, book.id, "me", 60)
+        (game_id,) = top_up_games(conn, book.id, 1, [5])
+        game = claim_game(conn, book.id, "me", 60)
         for vertex in ("D4", "C3", "E5"):
-            game = q.append_move(conn, game, "me", vertex, "m", 60)
+            game = append_move(conn, game, "me", vertex, "m", 60)
     stats = opening_statistics(book.size, book.komi, False, game.moves, "B", book.depth)
     outcomes = []
 
     def finish():
         with store.write() as conn:
-            outcomes.append(q.finish_game(conn, game, "me", "B+3", "B", 3.0, stats))
+            outcomes.append(finish_game(conn, game, "me", "B+3", "B", 3.0, stats))
 
     threads = [threading.Thread(target=finish) for _ in range(4)]
     for t in threads:
@@ -130,31 +133,32 @@ def test_a_game_is_finished_and_counted_once(store):
         t.join()
     assert sorted(outcomes) == [False, False, False, True]
     with store.read() as conn:
-        assert q.get_game(conn, game_id).status == FINISHED
-        assert sum(g for g, _ in q.all_stats(conn, book.id).values()) == 3
+        assert get_game(conn, game_id).status == FINISHED
+        assert sum(g for g, _ in all_stats(conn, book.id).values()) == 3
     assert verify(store, book).clean
 
 
 def test_selfplay_resumes_after_an_interruption(store):
     book = new_book(store)
     with store.write() as conn:
-        (game_id,) = q.top_up_games(conn, book.id, 1, [2024])
+        (game_id,) = top_up_games(conn, book.id, 1, [2024])
     first = SelfPlayer(store, book, owner="first", lease_seconds=0.5)
-    game = first.claim()
+    held = first.claim()
     for _ in range(5):
-        game, finished = first.advance(game)
-        assert not finished
+        assert not first.advance(held)
+    game = held.game
     # "first" dies here; nobody else may play the game until its lease runs out
     second = SelfPlayer(store, book, owner="second", lease_seconds=30)
     assert second.claim() is None
     time.sleep(0.7)
     resumed = second.claim()
-    assert resumed.id == game_id and resumed.moves == game.moves
+    assert resumed.game.id == game_id and resumed.game.moves == game.moves and resumed.position is None
     with pytest.raises(LeaseLost):
-        first.advance(game)
+        first.advance(held)
+    assert held.game == game and held.position is None  # a failed move leaves nothing to reuse
     assert second.play(resumed)
     with store.read() as conn:
-        done = q.get_game(conn, game_id)
+        done = get_game(conn, game_id)
     assert done.status == FINISHED and done.moves[:5] == game.moves and done.winner in ("B", "W")
     assert verify(store, book).clean
 
@@ -162,19 +166,19 @@ def test_selfplay_resumes_after_an_interruption(store):
 def test_the_same_seed_replays_the_same_moves(store):
     book = new_book(store)
     with store.write() as conn:
-        ids = q.top_up_games(conn, book.id, 2, [77, 77])
+        ids = top_up_games(conn, book.id, 2, [77, 77])
     player = SelfPlayer(store, book, owner="p", lease_seconds=30)
     games = []
     for game_id in ids:
-        game = player.claim(game_id)
+        held = player.claim(game_id)
         player.player.new_game()
         for _ in range(6):
-            game, finished = player.advance(game)
+            finished = player.advance(held)
             if finished:
                 break
-        games.append(game.moves)
+        games.append(held.game.moves)
         if not finished:
-            player.release(game)
+            player.release(held)
     assert len(games[0]) >= 3
     assert games[0] == games[1]
 
@@ -186,15 +190,15 @@ def test_book_moves_follow_the_threshold(store, algorithm, white_origin):
         add_game(store, book, ["E5", "C5"], "B")
     add_game(store, book, ["E5", "G5"], "W")  # G5 is C5 mirrored: White's answer won 1 of 4
     with store.write() as conn:
-        q.top_up_games(conn, book.id, 10, [1])
+        top_up_games(conn, book.id, 10, [1])
     player = SelfPlayer(store, book, owner="p", lease_seconds=30)
-    game = player.claim()
-    game, _ = player.advance(game)
-    assert game.moves == ("E5",) and game.origins == "b"  # 75% beats both thresholds
-    game, _ = player.advance(game)
-    assert game.origins == "b" + white_origin  # 25%: MBM mutates, MVBM plays it
+    held = player.claim()
+    player.advance(held)
+    assert held.game.moves == ("E5",) and held.game.origins == "b"  # 75% beats both thresholds
+    player.advance(held)
+    assert held.game.origins == "b" + white_origin  # 25%: MBM mutates, MVBM plays it
     if white_origin == "b":
-        assert game.moves[1] in ("C5", "G5", "E3", "E7")
+        assert held.game.moves[1] in ("C5", "G5", "E3", "E7")
 
 
 def test_verify_finds_and_repairs_tampering(store):
@@ -202,7 +206,7 @@ def test_verify_finds_and_repairs_tampering(store):
     add_game(store, book, ["D4", "C3", "E5"], "W")
     assert verify(store, book).clean
     with store.write() as conn:
-        conn.execute(q.update(q.STATS).where(q.STATS.c.book_id == book.id).values(wins=q.STATS.c.wins + 1))
+        conn.execute(update(STATS).where(STATS.c.book_id == book.id).values(wins=STATS.c.wins + 1))
     result = verify(store, book)
     assert not result.clean and len(result.missing) == 3
     verify(store, book, repair=True)

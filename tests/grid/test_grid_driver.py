@@ -15,8 +15,11 @@ from obook.book.library import BookSettings, ensure_book, verify
 from obook.book.selfplay import SelfPlayer, start_games
 from obook.grid.driver import Driver, DriverPlan, wanted_in_flight
 from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice, token_age
-from obook.store import queries as q
+from obook.store.books import BOOKS
+from obook.store.games import GAMES, claim_game, game_counts, get_game
 from obook.store.models import utcnow
+from obook.store.stats import stats_count
+from obook.store.workers import heartbeat
 
 ROOT = Path(__file__).resolve().parents[2]
 RANDOM_BOOK = BookSettings(size=5, search="algorithm=random", seconds_per_move=0, depth=8)
@@ -37,7 +40,7 @@ class Outbox:
 
 def lease_of(store, game_id):
     with store.read() as conn:
-        game = q.get_game(conn, game_id)
+        game = get_game(conn, game_id)
     return game.lease_owner, game.lease_until
 
 
@@ -61,12 +64,12 @@ def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store)
     assert driver.step().sent == []  # their tokens are fresh and their messages are pending
     with store.write() as conn:  # live workers appear: more games, up to the target only
         for n in range(3):
-            q.heartbeat(conn, f"h:{n}:celery:x", kind="celery")
+            heartbeat(conn, f"h:{n}:celery:x", kind="celery")
     step = driver.step()
     assert len(step.created) == 2
     assert driver.step().created == []
     with store.read() as conn:
-        assert q.game_counts(conn, book.id)[book.id] == {"in_progress": 4}
+        assert game_counts(conn, book.id)[book.id] == {"in_progress": 4}
 
 
 def test_driver_resends_expired_leases_and_lost_messages(store):
@@ -84,7 +87,7 @@ def test_driver_resends_expired_leases_and_lost_messages(store):
     driver = Driver(store, DriverPlan(book="r", target=2), send=outbox, pending=lambda: None)
     game_id = first.sent[0]
     with store.write() as conn:  # a player holds it, then vanishes: its lease expires
-        conn.execute(update(q.GAMES).where(q.GAMES.c.id == game_id).values(
+        conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(
             lease_owner="h:1:celery:dead", lease_until=utcnow() - dt.timedelta(seconds=1)))
     assert driver.step().sent == [game_id]
 
@@ -96,7 +99,7 @@ def test_slices_hand_a_game_on_and_duplicates_do_nothing(store):
     outbox = Outbox()
     token = new_token()
     with store.write() as conn:
-        assert q.claim_game(conn, book.id, token, 60, game_id) is not None
+        assert claim_game(conn, book.id, token, 60, game_id) is not None
     assert play_slice(one, game_id, token, 0.0, outbox) == HANDED_ON
     assert play_slice(two, game_id, token, 0.0, outbox) == BUSY  # the same message delivered twice
     results = []
@@ -105,7 +108,7 @@ def test_slices_hand_a_game_on_and_duplicates_do_nothing(store):
         results.append(play_slice([one, two][len(results) % 2], game_id, token, 0.0, outbox))
         assert results[-1] in (HANDED_ON, FINISHED)
     with store.read() as conn:
-        game = q.get_game(conn, game_id)
+        game = get_game(conn, game_id)
     assert game.status == "finished" and game.lease_owner is None
     assert len(outbox.sent) == len(results)  # one hand-on per slice that did not finish, plus the first
     assert verify(store, book).clean
@@ -118,7 +121,7 @@ def test_a_worker_of_another_engine_version_refuses_the_book(store, caplog, monk
     book = ensure_book(store, "old", RANDOM_BOOK)
     [game_id] = start_games(store, book, target=1)
     with store.write() as conn:
-        conn.execute(update(q.BOOKS).where(q.BOOKS.c.id == book.id).values(engine_version="area-ko-0/zobrist-0"))
+        conn.execute(update(BOOKS).where(BOOKS.c.id == book.id).values(engine_version="area-ko-0/zobrist-0"))
     monkeypatch.setenv("OBOOK_DATABASE_URL", store.url)
     settings.cache_clear()
     monkeypatch.setitem(tasks._state, "players", {})
@@ -140,16 +143,16 @@ def test_finishing_replays_the_game_and_rejects_a_bad_one(store, moves, origins,
     book = ensure_book(store, "bad", RANDOM_BOOK)
     [game_id] = start_games(store, book, target=1)
     with store.write() as conn:
-        conn.execute(update(q.GAMES).where(q.GAMES.c.id == game_id).values(
+        conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(
             moves=moves, n_moves=len(moves.split()), origins=origins))
     player = SelfPlayer(store, book, owner="h:1:celery:t", kind="celery")
-    game = player.claim(game_id)
+    held = player.claim(game_id)
     with caplog.at_level(logging.ERROR):
-        assert player.finish(game, None) is True  # the stored moves are checked before any position is used
+        assert player.finish(held.game, None) is True  # the stored moves are checked before any position is used
     assert why in caplog.text
     with store.read() as conn:
-        assert q.get_game(conn, game_id).status == "abandoned"
-        assert q.stats_count(conn, book.id) == 0
+        assert get_game(conn, game_id).status == "abandoned"
+        assert stats_count(conn, book.id) == 0
 
 
 def test_compose_file_has_the_services_health_checks_and_settings():

@@ -1,12 +1,12 @@
-"""The few queries the book needs, each a guarded statement so that a duplicate or late caller
-(a redelivered task, a worker that lost its lease, a second builder) changes nothing it should not.
+"""Games and their leases, each a guarded statement so that a duplicate or late caller (a
+redelivered task, a worker that lost its lease, a second builder) changes nothing it should not.
 
 - a game is played by whoever holds its lease; claiming takes only a game whose lease is free or
   expired, appending a move checks the owner and the number of moves already stored;
 - finishing flips ``in_progress`` to ``finished`` with a guarded ``UPDATE`` and adds the game's
-  statistics in the same transaction, so a game is counted once or not at all;
-- statistics are added with ``INSERT .. ON CONFLICT DO UPDATE`` in key order (no deadlocks between
-  two finishing games on PostgreSQL).
+  statistics in the same transaction, so a game is counted once or not at all.
+
+``obook.store.leases.GameLease`` is how a player uses these statements.
 """
 
 from __future__ import annotations
@@ -14,51 +14,14 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, delete, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, and_, func, or_, select, update
 
-from obook.errors import ObookError
+from obook.store.books import lock_book
 from obook.store.db import as_utc, to_signed
-from obook.store.models import (
-    FINISHED,
-    IN_PROGRESS,
-    SELFPLAY,
-    Book,
-    BookStat,
-    Game,
-    Worker,
-    utcnow,
-)
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, Game, utcnow
+from obook.store.stats import add_stats
 
-BOOKS = Book.__table__
 GAMES = Game.__table__
-STATS = BookStat.__table__
-WORKERS = Worker.__table__
-
-
-class BookNotFound(ObookError):
-    """No book of that name in the store."""
-
-
-@dataclass(frozen=True)
-class BookInfo:
-    id: int
-    name: str
-    size: int
-    komi: float
-    rules: str
-    algorithm: str
-    threshold: float
-    search: str
-    seconds_per_move: float
-    depth: int
-    engine_version: str
-    created_at: dt.datetime
-    widening: float = 0.0
-
-    @property
-    def superko(self) -> bool:
-        return self.rules.endswith("superko")
 
 
 @dataclass(frozen=True)
@@ -84,15 +47,7 @@ class GameRow:
         return len(self.moves)
 
 
-def _book(row) -> BookInfo:
-    m = row._mapping
-    return BookInfo(id=m["id"], name=m["name"], size=m["size"], komi=m["komi"], rules=m["rules"],
-                    algorithm=m["algorithm"], threshold=m["threshold"], search=m["search"],
-                    seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
-                    created_at=as_utc(m["created_at"]), widening=m["widening"])
-
-
-def _game(row) -> GameRow:
+def game_from_row(row) -> GameRow:
     m = row._mapping
     return GameRow(id=m["id"], book_id=m["book_id"], moves=tuple(m["moves"].split()), origins=m["origins"],
                    status=m["status"], result=m["result"], winner=m["winner"], score=m["score"], source=m["source"],
@@ -100,32 +55,6 @@ def _game(row) -> GameRow:
                    created_at=as_utc(m["created_at"]), updated_at=as_utc(m["updated_at"]),
                    finished_at=as_utc(m["finished_at"]))
 
-
-# ---- books ---------------------------------------------------------------------------------------
-
-
-def create_book(conn: Connection, **fields) -> BookInfo:
-    fields.setdefault("created_at", utcnow())
-    book_id = conn.execute(BOOKS.insert().values(**fields)).inserted_primary_key[0]
-    return _book(conn.execute(select(BOOKS).where(BOOKS.c.id == book_id)).one())
-
-
-def find_book(conn: Connection, name: str) -> BookInfo | None:
-    row = conn.execute(select(BOOKS).where(BOOKS.c.name == name)).one_or_none()
-    return _book(row) if row is not None else None
-
-
-def get_book(conn: Connection, name: str) -> BookInfo:
-    book = find_book(conn, name)
-    if book is None:
-        names = [r[0] for r in conn.execute(select(BOOKS.c.name).order_by(BOOKS.c.name).limit(20))]
-        known = f" (books here: {', '.join(names)})" if names else " (the store has no books yet)"
-        raise BookNotFound(f"no book named {name!r}{known}")
-    return book
-
-
-def list_books(conn: Connection) -> list[BookInfo]:
-    return [_book(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name))]
 
 
 def game_counts(conn: Connection, book_id: int | None = None, source: str | None = None) -> dict[int, dict[str, int]]:
@@ -139,16 +68,6 @@ def game_counts(conn: Connection, book_id: int | None = None, source: str | None
     for bid, status, n in conn.execute(query):
         counts.setdefault(bid, {})[status] = n
     return counts
-
-
-def lock_book(conn: Connection, book_id: int) -> None:
-    """Serialise the callers that create games for one book (PostgreSQL row lock; SQLite's
-    ``BEGIN IMMEDIATE`` already serialises every writer)."""
-    if conn.dialect.name == "postgresql":
-        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update())
-
-
-# ---- games ---------------------------------------------------------------------------------------
 
 
 def top_up_games(conn: Connection, book_id: int, target: int, seeds: list[int]) -> list[int]:
@@ -169,7 +88,7 @@ def top_up_games(conn: Connection, book_id: int, target: int, seeds: list[int]) 
 
 def get_game(conn: Connection, game_id: int) -> GameRow | None:
     row = conn.execute(select(GAMES).where(GAMES.c.id == game_id)).one_or_none()
-    return _game(row) if row is not None else None
+    return game_from_row(row) if row is not None else None
 
 
 def claim_game(conn: Connection, book_id: int, owner: str, lease_seconds: float,
@@ -292,7 +211,7 @@ def list_games(conn: Connection, book_id: int, status: str | None = None, limit:
     if status is not None:
         query = query.where(GAMES.c.status == status)
     order = GAMES.c.updated_at.desc() if newest_first else GAMES.c.id
-    return [_game(r) for r in conn.execute(query.order_by(order, GAMES.c.id.desc()).limit(limit).offset(offset))]
+    return [game_from_row(r) for r in conn.execute(query.order_by(order, GAMES.c.id.desc()).limit(limit).offset(offset))]
 
 
 def finished_games(conn: Connection, book_id: int, batch: int = 2000):
@@ -306,89 +225,3 @@ def finished_games(conn: Connection, book_id: int, batch: int = 2000):
             return
         yield from rows
         last = rows[-1][0]
-
-
-# ---- statistics ----------------------------------------------------------------------------------
-
-
-def _insert(conn: Connection):
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
-
-
-_UPSERTS: dict[str, object] = {}
-
-
-def _stats_upsert(conn: Connection):
-    """``INSERT .. ON CONFLICT DO UPDATE`` adding games and wins, built once per dialect so that
-    SQLAlchemy compiles it once (a multi-row VALUES statement would be compiled at every call)."""
-    name = conn.dialect.name
-    statement = _UPSERTS.get(name)
-    if statement is None:
-        insert = _insert(conn)(STATS)
-        statement = _UPSERTS[name] = insert.on_conflict_do_update(
-            index_elements=[STATS.c.book_id, STATS.c.position_key, STATS.c.move],
-            set_={"games": STATS.c.games + insert.excluded.games, "wins": STATS.c.wins + insert.excluded.wins},
-        )
-    return statement
-
-
-def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
-    """Add (games, wins) to each (position key, move), in key order."""
-    if not stats:
-        return
-    rows = [{"book_id": book_id, "position_key": to_signed(key), "move": move, "games": g, "wins": w}
-            for (key, move), (g, w) in stats.items()]
-    rows.sort(key=lambda r: (r["position_key"], r["move"]))
-    conn.execute(_stats_upsert(conn), rows)
-
-
-def position_stats(conn: Connection, book_id: int, key: int) -> list[tuple[int, int, int]]:
-    """(canonical move, games, wins) of every move recorded in the canonical position ``key``."""
-    rows = conn.execute(select(STATS.c.move, STATS.c.games, STATS.c.wins).where(
-        STATS.c.book_id == book_id, STATS.c.position_key == to_signed(key)))
-    return [(m, g, w) for m, g, w in rows]
-
-
-def all_stats(conn: Connection, book_id: int) -> dict[tuple[int, int], tuple[int, int]]:
-    from obook.store.db import to_unsigned
-
-    rows = conn.execute(select(STATS.c.position_key, STATS.c.move, STATS.c.games, STATS.c.wins).where(
-        STATS.c.book_id == book_id))
-    return {(to_unsigned(k), m): (g, w) for k, m, g, w in rows}
-
-
-def replace_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
-    conn.execute(delete(STATS).where(STATS.c.book_id == book_id))
-    add_stats(conn, book_id, stats)
-
-
-def stats_count(conn: Connection, book_id: int) -> int:
-    return conn.execute(select(func.count()).select_from(STATS).where(STATS.c.book_id == book_id)).scalar_one()
-
-
-# ---- workers -------------------------------------------------------------------------------------
-
-
-def heartbeat(conn: Connection, worker_id: str, **fields) -> None:
-    """Record that ``worker_id`` is alive and what it plays (insert or update)."""
-    now = utcnow()
-    values = {"last_seen": now, **fields}
-    updated = conn.execute(update(WORKERS).where(WORKERS.c.id == worker_id).values(**values))
-    if updated.rowcount == 0:
-        insert = _insert(conn)(WORKERS).values(id=worker_id, started_at=now, **{
-            "host": "", "pid": 0, "kind": "local", "engine_version": "", "moves": "", **values})
-        conn.execute(insert.on_conflict_do_update(index_elements=[WORKERS.c.id], set_=values))
-
-
-def remove_worker(conn: Connection, worker_id: str) -> None:
-    conn.execute(delete(WORKERS).where(WORKERS.c.id == worker_id))
-
-
-def live_workers(conn: Connection, within_seconds: float = 60.0, limit: int | None = None) -> list[dict]:
-    """Workers heard from in the last ``within_seconds``, most recently seen first."""
-    since = utcnow() - dt.timedelta(seconds=within_seconds)
-    query = select(WORKERS).where(WORKERS.c.last_seen >= since).order_by(WORKERS.c.last_seen.desc(), WORKERS.c.id)
-    if limit is not None:
-        query = query.limit(limit)
-    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)}
-            for r in conn.execute(query)]

@@ -1,0 +1,80 @@
+"""Books: their settings as stored, found by name, and the lock that serialises the creation of a
+book's games."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, select
+
+from obook.errors import ObookError
+from obook.store.db import as_utc
+from obook.store.models import Book, utcnow
+
+BOOKS = Book.__table__
+
+
+class BookNotFound(ObookError):
+    """No book of that name in the store."""
+
+
+@dataclass(frozen=True)
+class BookInfo:
+    id: int
+    name: str
+    size: int
+    komi: float
+    rules: str
+    algorithm: str
+    threshold: float
+    search: str
+    seconds_per_move: float
+    depth: int
+    engine_version: str
+    created_at: dt.datetime
+    widening: float = 0.0
+
+    @property
+    def superko(self) -> bool:
+        return self.rules.endswith("superko")
+
+
+def book_from_row(row) -> BookInfo:
+    m = row._mapping
+    return BookInfo(id=m["id"], name=m["name"], size=m["size"], komi=m["komi"], rules=m["rules"],
+                    algorithm=m["algorithm"], threshold=m["threshold"], search=m["search"],
+                    seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
+                    created_at=as_utc(m["created_at"]), widening=m["widening"])
+
+
+
+def create_book(conn: Connection, **fields) -> BookInfo:
+    fields.setdefault("created_at", utcnow())
+    book_id = conn.execute(BOOKS.insert().values(**fields)).inserted_primary_key[0]
+    return book_from_row(conn.execute(select(BOOKS).where(BOOKS.c.id == book_id)).one())
+
+
+def find_book(conn: Connection, name: str) -> BookInfo | None:
+    row = conn.execute(select(BOOKS).where(BOOKS.c.name == name)).one_or_none()
+    return book_from_row(row) if row is not None else None
+
+
+def get_book(conn: Connection, name: str) -> BookInfo:
+    book = find_book(conn, name)
+    if book is None:
+        names = [r[0] for r in conn.execute(select(BOOKS.c.name).order_by(BOOKS.c.name).limit(20))]
+        known = f" (books here: {', '.join(names)})" if names else " (the store has no books yet)"
+        raise BookNotFound(f"no book named {name!r}{known}")
+    return book
+
+
+def list_books(conn: Connection) -> list[BookInfo]:
+    return [book_from_row(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name))]
+
+
+def lock_book(conn: Connection, book_id: int) -> None:
+    """Serialise the callers that create games for one book (PostgreSQL row lock; SQLite's
+    ``BEGIN IMMEDIATE`` already serialises every writer)."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update())

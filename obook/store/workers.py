@@ -1,0 +1,38 @@
+"""Worker heartbeats: who plays games (local build processes or grid workers) and what each plays now.
+A player writes its heartbeat through ``obook.store.leases.GameLease``; these are the statements."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import Connection, delete, select, update
+
+from obook.store.db import as_utc, dialect_insert
+from obook.store.models import Worker, utcnow
+
+WORKERS = Worker.__table__
+
+
+def heartbeat(conn: Connection, worker_id: str, **fields) -> None:
+    """Record that ``worker_id`` is alive and what it plays (insert or update)."""
+    now = utcnow()
+    values = {"last_seen": now, **fields}
+    updated = conn.execute(update(WORKERS).where(WORKERS.c.id == worker_id).values(**values))
+    if updated.rowcount == 0:
+        insert = dialect_insert(conn)(WORKERS).values(id=worker_id, started_at=now, **{
+            "host": "", "pid": 0, "kind": "local", "engine_version": "", "moves": "", **values})
+        conn.execute(insert.on_conflict_do_update(index_elements=[WORKERS.c.id], set_=values))
+
+
+def remove_worker(conn: Connection, worker_id: str) -> None:
+    conn.execute(delete(WORKERS).where(WORKERS.c.id == worker_id))
+
+
+def live_workers(conn: Connection, within_seconds: float = 60.0, limit: int | None = None) -> list[dict]:
+    """Workers heard from in the last ``within_seconds``, most recently seen first."""
+    since = utcnow() - dt.timedelta(seconds=within_seconds)
+    query = select(WORKERS).where(WORKERS.c.last_seen >= since).order_by(WORKERS.c.last_seen.desc(), WORKERS.c.id)
+    if limit is not None:
+        query = query.limit(limit)
+    return [{**r._mapping, "last_seen": as_utc(r.last_seen), "started_at": as_utc(r.started_at)}
+            for r in conn.execute(query)]
