@@ -141,8 +141,9 @@ def test_match_command_line_errors_are_clear():
 
 INTERRUPTED_MATCH = textwrap.dedent(
     """
-    import sys
+    import signal, sys
     from obook.gtp.match import MatchSettings, parse_engine, run_match
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if started with SIGINT ignored
     engine = parse_engine(f"gtp:{sys.executable} {sys.argv[1]} think {sys.argv[2]}")
     try:
         run_match(engine, engine, MatchSettings(games=5, size=5, parallel=2, sgf_dir=None))
