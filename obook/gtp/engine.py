@@ -1,73 +1,55 @@
-"""obook as a GTP engine (Go Text Protocol 2, with the GoGui, KGS and Leela-Zero/Sabaki extensions).
+"""obook as a GTP engine (Go Text Protocol 2, with the GoGui, KGS and Leela-Zero/Sabaki extensions):
+the command table and its handlers.
 
-One ``GTPEngine`` holds the game (a ``Position``), the clock and a search player. ``handle(line)``
-answers one command line with the complete response text; ``run(lines, out)`` is the protocol loop,
-with a thread reading the input so that analysis (``lz-analyze``) can stream until the next command
-arrives and GoGui's ``# interrupt`` can cut a search short.
+One ``GTPEngine`` holds the game (a ``Position``), the clock and a search player. The protocol
+(``handle(line)`` for one command line, ``run(lines, out)`` for a session, ``# interrupt``) is
+``obook.gtp.protocol``; arguments are read by ``obook.gtp.arguments``; analysis lines are written by
+``obook.gtp.analysis``.
 
 Every command checks all of its arguments before it changes anything, so a malformed or illegal
-command answers ``? message`` and leaves the game exactly as it was; an unexpected failure inside a
-command is logged to stderr with its traceback and answered ``? internal error: ...`` instead of
-ending the process.
+command answers ``? message`` and leaves the game exactly as it was.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-import queue
-import re
 import sys
-import threading
 import time
-import traceback
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from obook import __version__
-from obook.errors import IllegalMoveError, ObookError
+from obook.errors import ObookError
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
-from obook.go.vertex import format_vertex, parse_vertex, point_of
-from obook.go.position import Position, parse_color
+from obook.go.position import Position
+from obook.go.vertex import format_vertex, point_of
+from obook.gtp.analysis import InfoPrinter, parse_analyze_options
+from obook.gtp.arguments import (
+    color_argument,
+    expect_arguments,
+    fixed_handicap_points,
+    integer_argument,
+    seconds_argument,
+    vertex_argument,
+)
+from obook.gtp.clock import TimeManager, TimeSettings
+from obook.gtp.protocol import GTPCommandError, GTPProtocol, Streamed, format_header
 from obook.search.config import SearchConfig
 from obook.search.result import SearchResult
-from obook.gtp.clock import TimeManager, TimeSettings
 
 PROTOCOL_VERSION = "2"
 ENGINE_NAME = "obook"
 COLOR_WORDS = {BLACK: "black", WHITE: "white"}
 MAX_BOARD_SIZE = 19
-INTERRUPT_LINE = "# interrupt"
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-class GTPCommandError(ObookError):
-    """A command that fails: answered ``? message``."""
 
 
 class _SearchStopped(Exception):
     """Raised from a search's progress callback to end the search early (new input, interrupt)."""
 
 
-@dataclass
-class _Streamed:
-    """A response whose first lines were already written; ``tail`` ends it."""
-
-    tail: str
-
-
-@dataclass
-class AnalyzeOptions:
-    color: int
-    interval: float  # seconds between info lines
-    min_moves: int = 0
-    max_moves: int = 0  # 0: all moves with visits
-
-
-class GTPEngine:
+class GTPEngine(GTPProtocol):
     """The state behind one GTP session; see the module docstring."""
 
     def __init__(
@@ -80,22 +62,15 @@ class GTPEngine:
         ownership_playouts: int = 1000,
         player=None,
     ):
+        super().__init__(log if log is not None else sys.stderr)
         self.config = config if isinstance(config, SearchConfig) else SearchConfig.from_spec(config)
         self.superko = superko
         self.position = Position(size=size, komi=komi, superko=superko)
         self.clock = TimeManager()
-        self.log = log if log is not None else sys.stderr
         self.ownership_playouts = ownership_playouts
         self.player = player if player is not None else _make_player(self.config)
-        self.quit_requested = False
-        self._inbox: queue.Queue | None = None
-        self._interrupt = threading.Event()
-        self._out: TextIO | None = None
-        self._pending: list[str] = []
-        self._streaming = False
-        self._ident = ""
         self._status_cache: tuple[tuple, object] | None = None
-        self.commands: dict[str, Callable[[list[str]], str | _Streamed]] = {
+        self.commands = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
             "name": lambda args: ENGINE_NAME,
             "version": lambda args: __version__,
@@ -130,88 +105,13 @@ class GTPEngine:
             "obook-ownership": self.cmd_ownership,
         }
 
-    # ---- protocol -------------------------------------------------------------------------------
-
-    def run(self, lines: Iterable[str], out: TextIO) -> None:
-        """Answer every command line of ``lines`` on ``out`` until ``quit`` or the end of input."""
-        self._out = out
-        self._inbox = queue.Queue()
-        reader = threading.Thread(target=self._read, args=(lines,), daemon=True, name="gtp-input")
-        reader.start()
-        try:
-            while not self.quit_requested:
-                line = self._inbox.get()
-                if line is None:
-                    break
-                response = self.handle(line)
-                if response:
-                    out.write(response)
-                    out.flush()
-                self._interrupt.clear()  # an interrupt is for the command running or about to run
-        finally:
-            self._out = None
-            self._inbox = None
-            self.player.close()
-
-    def _read(self, lines: Iterable[str]) -> None:
-        try:
-            for line in lines:
-                if line.strip() == INTERRUPT_LINE:
-                    self._interrupt.set()
-                    continue
-                self._inbox.put(line)
-        except (OSError, ValueError, UnicodeDecodeError) as exc:
-            print(f"obook gtp: input error: {exc}", file=self.log, flush=True)
-        finally:
-            self._inbox.put(None)
-
-    def handle(self, line: str) -> str:
-        """The complete response to one input line ('' for a blank or comment line)."""
-        parsed = parse_command_line(line)
-        if parsed is None:
-            return ""
-        ident, name, args = parsed
-        self._pending = []
-        self._streaming = False
-        if name is None:
-            return format_response(ident, "missing command", error=True)
-        handler = self.commands.get(name) or self.commands.get(name.lower())
-        if handler is None:
-            return format_response(ident, f"unknown command: {name}", error=True)
-        self._ident = ident
-        try:
-            result = handler(args)
-        except (ObookError, ValueError) as exc:
-            if self._streaming:  # the answer has begun: end it, and say why on stderr
-                print(f"obook gtp: {name}: {exc}", file=self.log, flush=True)
-                return "".join(self._pending) + "\n"
-            return format_response(ident, str(exc) or "failed", error=True)
-        except Exception as exc:  # a bug must not end the session
-            traceback.print_exc(file=self.log)
-            self.log.flush()
-            if self._streaming:
-                return "".join(self._pending) + "\n"
-            return format_response(ident, f"internal error: {type(exc).__name__}: {exc}", error=True)
-        if isinstance(result, _Streamed):
-            return "".join(self._pending) + result.tail
-        return format_response(ident, result)
-
-    def _stream(self, text: str) -> None:
-        """Write part of a response now (live session) or keep it for ``handle``'s answer."""
-        self._streaming = True
-        if self._out is not None:
-            self._out.write(text)
-            self._out.flush()
-        else:
-            self._pending.append(text)
-
-    def _input_waiting(self) -> bool:
-        return self._inbox is None or not self._inbox.empty()
+    def close(self) -> None:
+        self.player.close()
 
     # ---- administrative commands ----------------------------------------------------------------
 
     def cmd_known_command(self, args: list[str]) -> str:
-        _expect(args, 1, "known_command NAME")
+        expect_arguments(args, 1, "known_command NAME")
         return "true" if args[0] in self.commands else "false"
 
     def cmd_quit(self, args: list[str]) -> str:
@@ -219,8 +119,8 @@ class GTPEngine:
         return ""
 
     def cmd_boardsize(self, args: list[str]) -> str:
-        _expect(args, 1, "boardsize SIZE")
-        size = _int(args[0], "board size")
+        expect_arguments(args, 1, "boardsize SIZE")
+        size = integer_argument(args[0], "board size")
         if not rules.MIN_SIZE <= size <= MAX_BOARD_SIZE:
             raise GTPCommandError(f"unacceptable size {size}: obook plays {rules.MIN_SIZE} to {MAX_BOARD_SIZE}")
         self._new_game(Position(size=size, komi=self.position.komi, superko=self.superko))
@@ -236,7 +136,7 @@ class GTPEngine:
         self.clock.reset()
 
     def cmd_komi(self, args: list[str]) -> str:
-        _expect(args, 1, "komi VALUE")
+        expect_arguments(args, 1, "komi VALUE")
         try:
             komi = float(args[0])
         except ValueError:
@@ -249,22 +149,22 @@ class GTPEngine:
     # ---- moves ----------------------------------------------------------------------------------
 
     def cmd_play(self, args: list[str]) -> str:
-        _expect(args, 2, "play COLOR VERTEX")
-        color = _color(args[0])
-        point = _vertex(args[1], self.position.size)
+        expect_arguments(args, 2, "play COLOR VERTEX")
+        color = color_argument(args[0])
+        point = vertex_argument(args[1], self.position.size)
         self.position.play(point, color)
         return ""
 
     def cmd_undo(self, args: list[str]) -> str:
-        _expect(args, 0, "undo")
+        expect_arguments(args, 0, "undo")
         if not self.position.moves:
             raise GTPCommandError("cannot undo: no moves have been played")
         self.position.undo()
         return ""
 
     def cmd_genmove(self, args: list[str], play: bool = True, cleanup: bool = False) -> str:
-        _expect(args, 1, "genmove COLOR")
-        color = _color(args[0])
+        expect_arguments(args, 1, "genmove COLOR")
+        color = color_argument(args[0])
         if cleanup:
             capture = self._cleanup_move(color)
             if capture is not None:
@@ -412,7 +312,7 @@ class GTPEngine:
         return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score < 0 else "0"
 
     def cmd_final_status_list(self, args: list[str]) -> str:
-        _expect(args, 1, "final_status_list alive|dead|seki")
+        expect_arguments(args, 1, "final_status_list alive|dead|seki")
         status = args[0].lower()
         if status not in ("alive", "dead", "seki"):
             raise GTPCommandError(f"invalid status {args[0]!r}: expected alive, dead or seki")
@@ -432,9 +332,9 @@ class GTPEngine:
     # ---- time -----------------------------------------------------------------------------------
 
     def cmd_time_settings(self, args: list[str]) -> str:
-        _expect(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
-        main, byo = _seconds(args[0]), _seconds(args[1])
-        stones = _int(args[2], "byo-yomi stones")
+        expect_arguments(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
+        main, byo = seconds_argument(args[0]), seconds_argument(args[1])
+        stones = integer_argument(args[2], "byo-yomi stones")
         self.clock.set_settings(TimeSettings.from_gtp(main, byo, stones))
         return ""
 
@@ -443,10 +343,10 @@ class GTPEngine:
         return ""
 
     def cmd_time_left(self, args: list[str]) -> str:
-        _expect(args, 3, "time_left COLOR TIME STONES")
-        color = _color(args[0])
-        seconds = _seconds(args[1])
-        stones = _int(args[2], "stones")
+        expect_arguments(args, 3, "time_left COLOR TIME STONES")
+        color = color_argument(args[0])
+        seconds = seconds_argument(args[1])
+        stones = integer_argument(args[2], "stones")
         self.clock.time_left(color, seconds, stones)
         return ""
 
@@ -459,7 +359,7 @@ class GTPEngine:
             raise GTPCommandError("expected: loadsgf FILENAME [MOVE_NUMBER]")
         moves = None
         if len(args) == 2:
-            number = _int(args[1], "move number")
+            number = integer_argument(args[1], "move number")
             if number < 1:
                 raise GTPCommandError(f"invalid move number {number}: moves are numbered from 1")
             moves = number - 1  # the position before move MOVE_NUMBER
@@ -485,8 +385,8 @@ class GTPEngine:
     # ---- handicap -------------------------------------------------------------------------------
 
     def cmd_handicap(self, args: list[str], kind: str) -> str:
-        _expect(args, 1, f"{'fixed' if kind == 'fixed' else 'place_free'}_handicap NUMBER_OF_STONES")
-        count = _int(args[0], "number of stones")
+        expect_arguments(args, 1, f"{'fixed' if kind == 'fixed' else 'place_free'}_handicap NUMBER_OF_STONES")
+        count = integer_argument(args[0], "number of stones")
         self._require_empty_board()
         points = fixed_handicap_points(self.position.size, count)
         self.position.place_handicap(points)
@@ -500,7 +400,7 @@ class GTPEngine:
         if len(args) >= size * size:
             raise GTPCommandError(f"too many handicap stones for a {size}x{size} board")
         self._require_empty_board()
-        points = [_vertex(word, size) for word in args]
+        points = [vertex_argument(word, size) for word in args]
         if PASS in points:
             raise GTPCommandError("a handicap stone cannot be a pass")
         if len(set(points)) != len(points):
@@ -516,13 +416,13 @@ class GTPEngine:
 
     # ---- analysis -------------------------------------------------------------------------------
 
-    def cmd_analyze(self, args: list[str]) -> _Streamed:
+    def cmd_analyze(self, args: list[str]) -> Streamed:
         """``[lz-]analyze [COLOR] [INTERVAL] [interval N] [minmoves N] [maxmoves N]``: info lines
         every INTERVAL centiseconds until the next command arrives."""
-        options = self._analyze_options(args)
+        options = parse_analyze_options(args, self.position.to_move)
         position = self._position_for(options.color)
         self._stream(format_header(self._ident))
-        printer = _InfoPrinter(self, options)
+        printer = InfoPrinter(options, self.position.size, self._stream)
 
         def progress(result: SearchResult) -> None:
             printer.update(result)
@@ -536,44 +436,20 @@ class GTPEngine:
             printer.update(result, force=True)
         except _SearchStopped:
             pass
-        return _Streamed("\n")
+        return Streamed("\n")
 
-    def cmd_genmove_analyze(self, args: list[str]) -> _Streamed:
+    def cmd_genmove_analyze(self, args: list[str]) -> Streamed:
         """``[lz-]genmove_analyze [COLOR] [INTERVAL] ...``: a genmove that streams info lines and
         ends with ``play VERTEX``."""
-        options = self._analyze_options(args)
+        options = parse_analyze_options(args, self.position.to_move)
         color = options.color
         self._stream(format_header(self._ident))
-        printer = _InfoPrinter(self, options)
+        printer = InfoPrinter(options, self.position.size, self._stream)
         result = self._search(color, on_progress=printer.update, progress_interval=options.interval)
         if result is not None:
             printer.update(result, force=True)
         answer = self._answer_move(color, result, play=True)
-        return _Streamed(f"play {answer}\n\n")
-
-    def _analyze_options(self, args: list[str]) -> AnalyzeOptions:
-        words = list(args)
-        color = self.position.to_move
-        if words and words[0].lower() in ("b", "w", "black", "white"):
-            color = parse_color(words.pop(0))
-        interval = 1.0
-        if words and _is_number(words[0]):
-            interval = _centiseconds(words.pop(0))
-        options = AnalyzeOptions(color=color, interval=interval)
-        while words:
-            key = words.pop(0).lower()
-            if not words:
-                raise GTPCommandError(f"analyze option {key!r} needs a value")
-            value = words.pop(0)
-            if key == "interval":
-                options.interval = _centiseconds(value)
-            elif key == "minmoves":
-                options.min_moves = _int(value, "minmoves")
-            elif key == "maxmoves":
-                options.max_moves = _int(value, "maxmoves")
-            else:
-                raise GTPCommandError(f"unknown analyze option {key!r}: known are interval, minmoves, maxmoves")
-        return options
+        return Streamed(f"play {answer}\n\n")
 
     def cmd_gogui_analyze_commands(self, args: list[str]) -> str:
         return "\n".join([
@@ -582,113 +458,6 @@ class GTPEngine:
             "plist/Seki Stones/final_status_list seki",
             "string/Final Score/final_score",
         ])
-
-
-class _InfoPrinter:
-    """Writes Leela-Zero ``info`` lines (one line per update, every candidate on it) at most once
-    per interval; the winrate and prior are in ten-thousandths, for the analysed colour."""
-
-    def __init__(self, engine: GTPEngine, options: AnalyzeOptions):
-        self.engine = engine
-        self.options = options
-        self.printed = 0
-        self.last = 0.0
-
-    def update(self, result: SearchResult, force: bool = False) -> None:
-        now = time.perf_counter()
-        if not force and self.printed and now - self.last < self.options.interval:
-            return
-        line = format_info_line(result, self.engine.position.size, self.options.max_moves, self.options.min_moves)
-        if line:
-            self.engine._stream(line + "\n")
-            self.printed += 1
-            self.last = now
-
-
-def format_info_line(result: SearchResult, size: int, max_moves: int = 0, min_moves: int = 0) -> str:
-    """``info move D4 visits 120 winrate 5230 prior 125 order 0 pv D4 E5 ...`` for every move
-    with visits (at least ``min_moves`` moves, at most ``max_moves`` when positive)."""
-    ranked = sorted(result.moves, key=lambda s: (s.visits, s.winrate), reverse=True)
-    shown = [s for s in ranked if s.visits > 0]
-    if len(shown) < min_moves:
-        shown = ranked[:min_moves]
-    if max_moves > 0:
-        shown = shown[:max_moves]
-    prior = round(10000 / max(len(result.moves), 1))
-    parts = []
-    for order, stats in enumerate(shown):
-        move = format_vertex(stats.point, size)
-        pv = [format_vertex(p, size) for p in (stats.pv or [stats.point])]
-        if not pv or pv[0] != move:
-            pv = [move] + pv
-        winrate = round(10000 * min(max(stats.winrate, 0.0), 1.0))
-        parts.append(f"info move {move} visits {stats.visits} winrate {winrate} prior {prior} "
-                     f"order {order} pv {' '.join(pv)}")
-    return " ".join(parts)
-
-
-def parse_command_line(line: str) -> tuple[str, str | None, list[str]] | None:
-    """(id, command, arguments) of a GTP input line, or None when it is blank or a comment.
-
-    Control characters other than tab and newline are removed, tabs are spaces and everything after
-    ``#`` is a comment (GTP 2, section 2.5)."""
-    text = _CONTROL.sub("", line.replace("\t", " ").replace("\r", ""))
-    text = text.split("#", 1)[0].strip()
-    if not text:
-        return None
-    words = text.split()
-    ident = ""
-    if words[0].isdigit():
-        ident = words.pop(0)
-    if not words:
-        return ident, None, []
-    return ident, words[0], words[1:]
-
-
-def format_header(ident: str) -> str:
-    return f"={ident}\n"
-
-
-def format_response(ident: str, text: str, error: bool = False) -> str:
-    """``=id text`` or ``?id text`` and the blank line that ends a response; empty lines inside a
-    multi-line answer are dropped so that they cannot end it early."""
-    lines = text.replace("\r", "").split("\n")
-    body = [lines[0]] + [line for line in lines[1:] if line.strip()]
-    head = ("?" if error else "=") + ident
-    first = body[0]
-    return "\n".join([f"{head} {first}" if first or len(body) > 1 else head] + body[1:]) + "\n\n"
-
-
-def fixed_handicap_points(size: int, count: int) -> list[int]:
-    """The GTP fixed handicap placement (GTP 2, section 4.1.1): corners on the third line (fourth
-    from 13x13 on), then the sides' midpoints and the centre on odd boards; 2 to 9 stones on odd
-    boards of size 7 and more (4 at most on 7x7), 2 to 4 on even boards of size 8 and more."""
-    if size < 7:
-        raise GTPCommandError(f"fixed handicap is not defined on a {size}x{size} board")
-    if size % 2 == 0 or size == 7:
-        limit = 4
-    else:
-        limit = 9
-    if not 2 <= count <= limit:
-        raise GTPCommandError(f"invalid number of handicap stones {count} for a {size}x{size} board (2 to {limit})")
-    edge = 2 if size < 13 else 3
-    far = size - 1 - edge
-    mid = size // 2
-    corners = [(edge, edge), (far, far), (edge, far), (far, edge)]  # D4 Q16 D16 Q4 on 19x19
-    sides = [(edge, mid), (far, mid)]
-    top_bottom = [(mid, edge), (mid, far)]
-    centre = [(mid, mid)]
-    layouts = {
-        2: corners[:2],
-        3: corners[:3],
-        4: corners,
-        5: corners + centre,
-        6: corners + sides,
-        7: corners + sides + centre,
-        8: corners + sides + top_bottom,
-        9: corners + sides + top_bottom + centre,
-    }
-    return [point_of(col, row, size) for col, row in layouts[count]]
 
 
 def _make_player(config: SearchConfig):
@@ -703,58 +472,3 @@ def _make_player(config: SearchConfig):
                 f"try --config algorithm=flat"
             ) from None
         raise
-
-
-def _expect(args: list[str], count: int, usage: str) -> None:
-    if len(args) != count:
-        got = "no arguments" if not args else f"{len(args)} argument{'s' if len(args) > 1 else ''}"
-        raise GTPCommandError(f"syntax error: expected '{usage}', got {got}")
-
-
-def _color(word: str) -> int:
-    try:
-        return parse_color(word)
-    except IllegalMoveError:
-        raise GTPCommandError(f"syntax error: invalid color {word!r}") from None
-
-
-def _vertex(word: str, size: int) -> int:
-    try:
-        return parse_vertex(word, size)
-    except IllegalMoveError as exc:
-        raise GTPCommandError(f"syntax error: {exc}") from None
-
-
-def _int(word: str, what: str) -> int:
-    try:
-        return int(word)
-    except ValueError:
-        raise GTPCommandError(f"syntax error: {what} must be an integer, got {word!r}") from None
-
-
-def _seconds(word: str) -> float:
-    try:
-        value = float(word)
-    except ValueError:
-        raise GTPCommandError(f"syntax error: a time must be a number of seconds, got {word!r}") from None
-    if value < 0 or math.isnan(value):
-        raise GTPCommandError(f"a time must not be negative, got {word!r}")
-    return value
-
-
-def _is_number(word: str) -> bool:
-    try:
-        float(word)
-        return True
-    except ValueError:
-        return False
-
-
-def _centiseconds(word: str) -> float:
-    try:
-        value = float(word)
-    except ValueError:
-        raise GTPCommandError(f"syntax error: interval must be a number of centiseconds, got {word!r}") from None
-    if value < 0:
-        raise GTPCommandError("interval must not be negative")
-    return max(value / 100.0, 0.01)

@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -145,21 +146,27 @@ class GameRecord:
 
 
 class _Side:
-    """One running engine and what the referee knows about it."""
+    """One running engine and what the referee knows about it; once ``stop`` is set, no process is
+    started any more (see ``kill``)."""
 
-    def __init__(self, role: str, spec: EngineSpec):
+    def __init__(self, role: str, spec: EngineSpec, stop: threading.Event):
         self.role = role
         self.spec = spec
         self.client: GTPClient | None = None
         self.name = spec.label
         self.cleanup_command = "genmove"
+        self.stop = stop
+        self._starting = threading.Lock()
 
     def start(self) -> None:
         if self.client is not None and self.client.process.poll() is None:
             return
         self.close()
         try:
-            self.client = GTPClient(self.spec.argv)
+            with self._starting:
+                if self.stop.is_set():
+                    raise MatchError(f"engine {self.role} ({self.spec.label}): the match was stopped")
+                self.client = GTPClient(self.spec.argv)
             name = self.client.send("name")
             try:
                 version = self.client.send("version")
@@ -179,6 +186,44 @@ class _Side:
             except (GTPError, OSError):
                 pass
             self.client = None
+
+    def kill(self) -> None:
+        """End the engine's process at once, from any thread: the game using it fails at its next
+        exchange. With ``stop`` set first, no process can start after this."""
+        with self._starting:
+            client = self.client
+            if client is not None and client.process.poll() is None:
+                client.process.kill()
+
+
+class _EnginePairs:
+    """``count`` pairs of engines (A and B), each lent to one game at a time and kept running for the
+    next game; ``kill`` ends them all, ``close`` quits them."""
+
+    def __init__(self, a: EngineSpec, b: EngineSpec, count: int):
+        self.stop = threading.Event()
+        self.pairs = [(_Side("A", a, self.stop), _Side("B", b, self.stop)) for _ in range(count)]
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        for pair in self.pairs:
+            self._free.put(pair)
+
+    def play(self, index: int, settings: MatchSettings) -> GameRecord:
+        pair = self._free.get()
+        try:
+            return play_game(index, *pair, settings)
+        finally:
+            self._free.put(pair)
+
+    def kill(self) -> None:
+        self.stop.set()
+        for pair in self.pairs:
+            for side in pair:
+                side.kill()
+
+    def close(self) -> None:
+        for pair in self.pairs:
+            for side in pair:
+                side.close()
 
 
 def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRecord:
@@ -355,57 +400,45 @@ def run_match(
     settings: MatchSettings,
     on_game: Callable[[GameRecord], None] | None = None,
 ) -> tuple[MatchSummary, list[GameRecord]]:
-    """Play ``settings.games`` games, ``settings.parallel`` at a time (each worker thread drives
-    its own two engine processes); ``on_game`` hears of every finished game."""
+    """Play ``settings.games`` games, ``settings.parallel`` at a time (each game borrows one of
+    ``parallel`` pairs of engine processes); ``on_game`` hears of every finished game, in the order
+    they finish. An interruption (Ctrl-C) or a failed game cancels the games not begun and kills the
+    engines, which ends the games being played."""
     if settings.sgf_dir is not None:
         try:
             settings.sgf_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise MatchError(f"cannot create {settings.sgf_dir}: {exc.strerror or exc}") from None
-    todo: queue.Queue[int] = queue.Queue()
-    for index in range(settings.games):
-        todo.put(index)
-    done: queue.Queue = queue.Queue()
-    stop = threading.Event()
-
-    def worker() -> None:
-        sides = (_Side("A", a), _Side("B", b))
-        try:
-            while not stop.is_set():
-                try:
-                    index = todo.get_nowait()
-                except queue.Empty:
-                    return
-                done.put(play_game(index, *sides, settings))
-        except BaseException as exc:  # reported to the main thread, which stops the match
-            done.put(exc)
-        finally:
-            for side in sides:
-                side.close()
-
+    workers = min(settings.parallel, settings.games)
+    engines = _EnginePairs(a, b, workers)
     started = time.perf_counter()
-    threads = [threading.Thread(target=worker, daemon=True, name=f"match-{i}")
-               for i in range(min(settings.parallel, settings.games))]
-    for thread in threads:
-        thread.start()
     records: list[GameRecord] = []
-    failure: BaseException | None = None
+    games: list[Future] = []
     try:
-        while len(records) < settings.games and failure is None:
-            item = done.get()
-            if isinstance(item, BaseException):
-                failure = item
-                break
-            records.append(item)
-            if on_game is not None:
-                on_game(item)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="match") as pool:
+            try:
+                games += [pool.submit(engines.play, index, settings) for index in range(settings.games)]
+                for game in as_completed(games):
+                    records.append(_game_record(game))
+                    if on_game is not None:
+                        on_game(records[-1])
+            except BaseException:
+                for game in games:
+                    game.cancel()
+                engines.kill()
+                raise
     finally:
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=30)
-    if failure is not None:
-        if isinstance(failure, ObookError):
-            raise failure
-        raise MatchError(f"the match stopped: {type(failure).__name__}: {failure}") from failure
+        engines.close()
     records.sort(key=lambda r: r.index)
     return summarise(a, b, records, settings, time.perf_counter() - started), records
+
+
+def _game_record(game: Future) -> GameRecord:
+    """The finished game's record; a game that failed stops the match with a ``MatchError``
+    (or the ``ObookError`` it raised)."""
+    try:
+        return game.result()
+    except ObookError:
+        raise
+    except BaseException as exc:
+        raise MatchError(f"the match stopped: {type(exc).__name__}: {exc}") from exc

@@ -9,12 +9,9 @@ import pytest
 
 from obook.go.board import BLACK, WHITE
 from obook.go.vertex import format_vertex
-from obook.gtp.engine import (
-    GTPEngine,
-    fixed_handicap_points,
-    format_response,
-    parse_command_line,
-)
+from obook.gtp.arguments import fixed_handicap_points
+from obook.gtp.engine import GTPEngine
+from obook.gtp.protocol import format_response, parse_command_line
 from obook.go.position import Position
 from obook.go.sgf import game_to_sgf, read_sgf
 

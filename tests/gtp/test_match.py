@@ -1,7 +1,10 @@
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -69,10 +72,12 @@ def test_match_against_gnugo_alternates_colours_scores_by_area_and_saves_sgf(gnu
             assert saved.position.result() == record.result  # area scoring of the final board
 
 
-ILLEGAL_ENGINE = textwrap.dedent(
+STUB_ENGINE = textwrap.dedent(
     """
-    import sys
+    import os, sys, time
     mode = sys.argv[1]
+    if len(sys.argv) > 2:  # a folder where the engine leaves its process id
+        open(os.path.join(sys.argv[2], f"{os.getpid()}.pid"), "w").close()
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -83,9 +88,11 @@ ILLEGAL_ENGINE = textwrap.dedent(
         if words[0] == "genmove":
             if mode == "crash":
                 sys.exit(1)
+            if mode == "think":
+                time.sleep(3600)  # think for an hour
             print("= A1\\n", flush=True)  # the same point every time: illegal on the second move
         elif words[0] == "name":
-            print("= stubborn\\n", flush=True)
+            print("? no name today\\n" if mode == "refuse" else "= stubborn\\n", flush=True)
         elif words[0] == "known_command":
             print("= false\\n", flush=True)
         else:
@@ -97,7 +104,7 @@ ILLEGAL_ENGINE = textwrap.dedent(
 @pytest.mark.parametrize("mode, reason, detail", [("illegal", "illegal move", "occupied"), ("crash", "engine error", "")])
 def test_an_engine_that_breaks_the_rules_or_dies_loses_the_game(tmp_path, mode, reason, detail):
     script = tmp_path / "stubborn.py"
-    script.write_text(ILLEGAL_ENGINE)
+    script.write_text(STUB_ENGINE)
     a = parse_engine(f"gtp:{sys.executable} {script} {mode}")
     b = parse_engine(f"obook:{FLAT}")
     summary, records = run_match(a, b, MatchSettings(games=1, size=5, sgf_dir=tmp_path))
@@ -130,3 +137,70 @@ def test_match_command_line_errors_are_clear():
                           check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.startswith("obook: error: engine '/no/such/engine --gtp': cannot find the program")
+
+
+INTERRUPTED_MATCH = textwrap.dedent(
+    """
+    import signal, sys
+    from obook.gtp.match import MatchSettings, parse_engine, run_match
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, even if started with SIGINT ignored
+    engine = parse_engine(f"gtp:{sys.executable} {sys.argv[1]} think {sys.argv[2]}")
+    try:
+        run_match(engine, engine, MatchSettings(games=5, size=5, parallel=2, sgf_dir=None))
+    except KeyboardInterrupt:
+        print("interrupted", flush=True)
+        sys.exit(130)
+    """
+)
+
+
+def running(pid):
+    """Whether process ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def engine_pids(directory):
+    return [int(path.stem) for path in directory.glob("*.pid")]
+
+
+def test_ctrl_c_stops_the_match_and_kills_the_engines(tmp_path):
+    script, runner, pids = tmp_path / "stub.py", tmp_path / "match.py", tmp_path / "pids"
+    script.write_text(STUB_ENGINE)
+    runner.write_text(INTERRUPTED_MATCH)
+    pids.mkdir()
+    process = subprocess.Popen([sys.executable, str(runner), str(script), str(pids)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(engine_pids(pids)) < 4 and time.monotonic() < deadline:  # two games, two engines each
+            time.sleep(0.1)
+        assert len(engine_pids(pids)) == 4, process.communicate(timeout=5)
+        time.sleep(0.3)  # both games are waiting for a move
+        process.send_signal(signal.SIGINT)  # to the runner only, not to its engines
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 130 and out == "interrupted\n", err
+        assert len(engine_pids(pids)) == 4  # no engine was started after the interruption
+        assert not [pid for pid in engine_pids(pids) if running(pid)]
+    finally:
+        if process.poll() is None:
+            process.kill()
+        for pid in engine_pids(pids):
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_an_engine_that_fails_to_start_stops_the_match(tmp_path):
+    script, pids = tmp_path / "stub.py", tmp_path / "pids"
+    script.write_text(STUB_ENGINE)
+    pids.mkdir()
+    refusing = parse_engine(f"gtp:{sys.executable} {script} refuse {pids}")
+    played = []
+    with pytest.raises(MatchError, match=r"engine A \(gtp:.*\) does not work: .*no name today"):
+        run_match(refusing, refusing, MatchSettings(games=3, size=5, parallel=2, sgf_dir=None), on_game=played.append)
+    assert played == []
+    time.sleep(0.5)
+    assert not [pid for pid in engine_pids(pids) if running(pid)]
