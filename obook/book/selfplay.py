@@ -26,7 +26,7 @@ from obook.errors import ObookError
 from obook.go.board import BLACK
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.search.player import Player
+from obook.search.player import CancelToken, Player
 from obook.search.players import make_player
 from obook.store import queries as q
 from obook.store.db import Store
@@ -185,7 +185,13 @@ class SelfPlayer:
                 q.count_search(conn, game.id)
         self.player.reseed(move_seed(game.seed, len(position.moves)))
         interval = max(1.0, self.lease_seconds / 4)
-        result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game), progress_interval=interval)
+        cancel = CancelToken()
+        result = self.player.genmove(position, on_progress=lambda _r: self._keep_lease(game, cancel),
+                                     progress_interval=interval, cancel=cancel)
+        if cancel.cancelled:
+            if self.stopping:
+                raise KeyboardInterrupt
+            raise LeaseLost(f"game {game.id}: lease lost while thinking")
         if result.resign:
             return Choice("resign", SEARCH, result.winrate)
         return Choice(position.vertex(result.move), SEARCH, result.winrate)
@@ -195,13 +201,16 @@ class SelfPlayer:
             return None
         return coevolution_move(book_candidates(conn, self.book, position), self.book.threshold, self.book.widening)
 
-    def _keep_lease(self, game: q.GameRow) -> None:
+    def _keep_lease(self, game: q.GameRow, cancel: CancelToken) -> None:
+        """Renew the lease while the search thinks; cancel the search when the lease is lost or
+        the player is stopping."""
         with self.store.write() as conn:
             if not q.renew_lease(conn, game.id, self.owner, self.lease_seconds):
-                raise LeaseLost(f"game {game.id}: lease lost while thinking")
+                cancel.cancel()
+                return
             q.heartbeat(conn, self.owner, **self._beat(game))
         if self.stopping:
-            raise KeyboardInterrupt
+            cancel.cancel()
 
     def advance(self, game: q.GameRow, more: bool = False) -> tuple[q.GameRow, bool]:
         """Play one move of ``game`` (or finish it when it is over). Returns (game as stored now,

@@ -33,6 +33,7 @@ from obook.go.board import BLACK, PASS, WHITE
 from obook.go.vertex import format_vertex, parse_vertex, point_of
 from obook.go.position import Position, parse_color
 from obook.search.config import SearchConfig
+from obook.search.player import Budget, CancelToken
 from obook.search.result import SearchResult
 from obook.gtp.clock import TimeManager, TimeSettings
 
@@ -46,10 +47,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 class GTPCommandError(ObookError):
     """A command that fails: answered ``? message``."""
-
-
-class _SearchStopped(Exception):
-    """Raised from a search's progress callback to end the search early (new input, interrupt)."""
 
 
 @dataclass
@@ -328,11 +325,7 @@ class GTPEngine:
 
     def _position_for(self, color: int) -> Position:
         """The game with ``color`` to move (a copy when GTP asks for a move out of turn)."""
-        if self.position.to_move == color:
-            return self.position
-        copy = self.position.copy()
-        copy.board.scalars[rules.TO_MOVE] = color
-        return copy
+        return self.position.with_to_move(color)
 
     @contextlib.contextmanager
     def _tree_guard(self, position: Position):
@@ -351,26 +344,13 @@ class GTPEngine:
         """Search for ``color`` with the clock's time (or the configuration's budget); GoGui's
         ``# interrupt`` ends it early with the best move found so far."""
         position = self._position_for(color)
-        seconds = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
-        playouts = None
-        if seconds is not None and self.config.seconds == 0:
-            playouts = self.config.playouts
-        latest: list[SearchResult] = []
-
-        def progress(result: SearchResult) -> None:
-            latest[:] = [result]
-            if on_progress is not None:
-                on_progress(result)
-            if self._interrupt.is_set():
-                raise _SearchStopped
-
+        think = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
+        budget = Budget.for_clock(self.config, think)
         started = time.perf_counter()
-        try:
-            with self._tree_guard(position):
-                result = self.player.genmove(position, seconds=seconds, playouts=playouts, on_progress=progress,
-                                             progress_interval=min(progress_interval, 0.1))
-        except _SearchStopped:
-            result = latest[0] if latest else None
+        with self._tree_guard(position):
+            result = self.player.genmove(position, seconds=budget.seconds, playouts=budget.playouts,
+                                         on_progress=on_progress, progress_interval=min(progress_interval, 0.1),
+                                         cancel=CancelToken(self._interrupt))
         elapsed = time.perf_counter() - started
         self.clock.spend(color, elapsed)
         if result is not None:
@@ -524,18 +504,18 @@ class GTPEngine:
         self._stream(format_header(self._ident))
         printer = _InfoPrinter(self, options)
 
+        cancel = CancelToken()
+
         def progress(result: SearchResult) -> None:
             printer.update(result)
             if printer.printed and (self._input_waiting() or self._interrupt.is_set()):
-                raise _SearchStopped
+                cancel.cancel()
 
-        try:
-            with self._tree_guard(position):
-                result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
-                                             progress_interval=min(options.interval, 0.1))
+        with self._tree_guard(position):
+            result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
+                                         progress_interval=min(options.interval, 0.1), cancel=cancel)
+        if not cancel.cancelled:
             printer.update(result, force=True)
-        except _SearchStopped:
-            pass
         return _Streamed("\n")
 
     def cmd_genmove_analyze(self, args: list[str]) -> _Streamed:
