@@ -17,15 +17,16 @@ from obook.playout.ownership import (
     stone_status,
 )
 
-# Two living walls; a white stone (B5) in Black's area and a black one (F4) in White's are dead.
+# Two living walls, each with two areas; a white stone (B1) in Black's corner and a black one (F1)
+# in White's are dead (GNU Go agrees: final_status_list dead is B1 F1, final_score W+7.5).
 DEAD_STONES = """
     . . X O . . .
     . . X O . . .
-    . O X O . . .
-    X X X O . X .
     . . X O . . .
     . . X O . . .
+    X X X O O O O
     . . X O . . .
+    . O X O . X .
     """
 
 # B1-B2 and A2-A3-B3-C3-C2 share their only liberties A1 and C1 (the GTP tests' seki).
@@ -46,19 +47,19 @@ def test_clearly_dead_stones_are_dead_and_the_walls_alive():
     position = Position.from_ascii(DEAD_STONES, to_move="B", komi=0.5)
     status = stone_status(position, playouts=400, seed=3)
     dead = sorted(vertices(position, stones) for stones in status.stones(DEAD))
-    assert dead == [["B5"], ["F4"]]
+    assert dead == [["B1"], ["F1"]]
     alive = {(color, len(stones)) for color, stones, s in status.strings if s == ALIVE}
-    assert alive == {(BLACK, 9), (WHITE, 7)}
-    assert vertices(position, status.dead_points()) == ["B5", "F4"]
+    assert alive == {(BLACK, 9), (WHITE, 10)}
+    assert vertices(position, status.dead_points()) == ["B1", "F1"]
 
 
 def test_score_without_dead_counts_their_points_for_the_owner():
     position = Position.from_ascii(DEAD_STONES, to_move="B", komi=0.5)
     status = stone_status(position, playouts=400, seed=3)
-    # Black: 9 stones + 12 points of area; White: 7 stones + 21 points (F4 taken off).
+    # Black: 9 stones + 12 points of area (B1 taken off); White: 10 stones + 18 points (F1 taken off).
     assert area_without(position, status.dead_points()) == (21, 28)
     assert score_without_dead(position, status) == pytest.approx(21 - 28 - 0.5)
-    assert area_without(position, set()) == (16, 8)  # with the dead on, their regions are nobody's
+    assert area_without(position, set()) == (18, 23)  # with the dead on, their regions are nobody's
 
 
 def test_ownership_is_a_mean_in_minus_one_one_with_the_right_signs():
@@ -66,8 +67,8 @@ def test_ownership_is_a_mean_in_minus_one_one_with_the_right_signs():
     owner = estimate_ownership(position, playouts=200, seed=1)
     assert owner.shape == position.board.color.shape
     assert np.all(np.abs(owner) <= 1.0)
-    assert owner[position.point("A1")] > 0.9 and owner[position.point("G1")] < -0.9
-    assert owner[position.point("B5")] > 0.5 and owner[position.point("F4")] < -0.5
+    assert owner[position.point("A7")] > 0.8 and owner[position.point("G7")] < -0.8
+    assert owner[position.point("B1")] > 0.5 and owner[position.point("F1")] < -0.5
     assert not estimate_ownership(position, playouts=0).any()
     again = estimate_ownership(position, playouts=200, seed=1)
     assert np.array_equal(owner, again)  # seeded
