@@ -73,11 +73,11 @@ class BookPlayer(Player):
         return SearchResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,
                             seconds=time.perf_counter() - started, moves=stats, pv=[choice.point])
 
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
         result = self.book_result(position)
         if result is None:
             return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,
-                                      progress_interval=progress_interval)
+                                      progress_interval=progress_interval, cancel=cancel)
         self.book_moves += 1
         if on_progress is not None:
             on_progress(result)

@@ -25,13 +25,13 @@ from obook.errors import ObookError
 from obook.go.board import BLACK
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.search.player import Player
+from obook.search.player import CancelToken, Player
 from obook.search.players import make_player
 from obook.search.result import SearchResult
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.games import GameRow, top_up_games
-from obook.store.leases import GameLease, new_worker_id
+from obook.store.leases import GameLease, LeaseLost, new_worker_id
 from obook.store.stats import ReadRows
 
 log = logging.getLogger(__name__)
@@ -171,10 +171,23 @@ class SelfPlayer:
     def search(self, game: GameRow, position: Position) -> SearchResult:
         """The mutation player's move: self-play's one ``genmove``. Seeded from the game's seed and
         the move number (a resumed game replays); the lease is renewed from the progress callback,
-        and ``LeaseLost`` raised there ends the search."""
+        and a lost lease cancels the search and raises ``LeaseLost`` once it has returned."""
         self.player.reseed(move_seed(game.seed, len(position.moves)))
         interval = max(1.0, self.lease.lease_seconds / 4)
-        return self.player.genmove(position, on_progress=lambda _r: self.lease.renew(game), progress_interval=interval)
+        cancel = CancelToken()
+        lost: list[LeaseLost] = []
+
+        def keep_lease(_result: SearchResult) -> None:
+            try:
+                self.lease.renew(game)
+            except LeaseLost as exc:
+                lost.append(exc)
+                cancel.cancel()
+
+        result = self.player.genmove(position, on_progress=keep_lease, progress_interval=interval, cancel=cancel)
+        if lost:
+            raise lost[0]
+        return result
 
     def advance(self, held: HeldGame, more: bool = False) -> bool:
         """Play one move of the held game (or finish it when it is over); True when it is finished.

@@ -20,24 +20,25 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from obook.playout.policies import (
-        POLICY_NAMES,
-        max_playout_moves,
-        new_scratch,
-        select_move,
-    )
+    import numpy as np
+
+    from obook.go.board import copy_board, new_board
     from obook.go.position import Position
+    from obook.playout.policies import POLICY_NAMES, max_playout_moves, new_scratch, run_playout
     from obook.rng import make_rng
 
     if args.policy not in POLICY_NAMES:
         raise ObookError(f"unknown policy {args.policy!r}; choose from {', '.join(POLICY_NAMES)}")
     position = Position.from_moves(args.moves, size=args.size, komi=args.komi)
-    rng = make_rng(args.seed)
-    scratch = new_scratch(position.board)
-    for _ in range(max_playout_moves(args.size)):
+    board = new_board(args.size)
+    copy_board(board, position.board)
+    moves = np.zeros(max_playout_moves(args.size), np.int32)
+    _, n, _ = run_playout(board, POLICY_NAMES[args.policy], make_rng(args.seed), new_scratch(board), moves, None, 0,
+                          None, 0.0)
+    for p in moves[:n]:  # through the Position, which keeps the game record
         if position.is_over:
             break
-        position.play(int(select_move(position.board, POLICY_NAMES[args.policy], rng, scratch)))
+        position.play(int(p))
     black, white = position.area()
     moves = [position.vertex(p) for _, p in position.moves]
     if args.json:

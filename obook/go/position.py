@@ -120,6 +120,17 @@ class Position:
     def copy(self) -> "Position":
         return self._rebuilt(self.moves)
 
+    def with_to_move(self, color: str | int) -> "Position":
+        """This position with ``color`` to move: itself when ``color`` is to move already, else a
+        copy (GTP may ask for a move of either colour). The moves do not say who is to move in such
+        a copy: replaying them (``copy``, ``undo``) gives the usual side to move again."""
+        c = parse_color(color)
+        if self.to_move == c:
+            return self
+        other = self.copy()
+        other.board.scalars[rules.TO_MOVE] = c
+        return other
+
     def place_handicap(self, points: list[int]) -> None:
         """Black stones before the first move; White then moves first."""
         if self.moves or self.setup_black or self.setup_white:

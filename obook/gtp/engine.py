@@ -37,16 +37,13 @@ from obook.gtp.arguments import (
 from obook.gtp.clock import TimeManager, TimeSettings
 from obook.gtp.protocol import GTPCommandError, GTPProtocol, Streamed, format_header
 from obook.search.config import SearchConfig
+from obook.search.player import Budget, CancelToken
 from obook.search.result import SearchResult
 
 PROTOCOL_VERSION = "2"
 ENGINE_NAME = "obook"
 COLOR_WORDS = {BLACK: "black", WHITE: "white"}
 MAX_BOARD_SIZE = 19
-
-
-class _SearchStopped(Exception):
-    """Raised from a search's progress callback to end the search early (new input, interrupt)."""
 
 
 class GTPEngine(GTPProtocol):
@@ -228,11 +225,7 @@ class GTPEngine(GTPProtocol):
 
     def _position_for(self, color: int) -> Position:
         """The game with ``color`` to move (a copy when GTP asks for a move out of turn)."""
-        if self.position.to_move == color:
-            return self.position
-        copy = self.position.copy()
-        copy.board.scalars[rules.TO_MOVE] = color
-        return copy
+        return self.position.with_to_move(color)
 
     @contextlib.contextmanager
     def _tree_guard(self, position: Position):
@@ -251,26 +244,13 @@ class GTPEngine(GTPProtocol):
         """Search for ``color`` with the clock's time (or the configuration's budget); GoGui's
         ``# interrupt`` ends it early with the best move found so far."""
         position = self._position_for(color)
-        seconds = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
-        playouts = None
-        if seconds is not None and self.config.seconds == 0:
-            playouts = self.config.playouts
-        latest: list[SearchResult] = []
-
-        def progress(result: SearchResult) -> None:
-            latest[:] = [result]
-            if on_progress is not None:
-                on_progress(result)
-            if self._interrupt.is_set():
-                raise _SearchStopped
-
+        think = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
+        budget = Budget.for_clock(self.config, think)
         started = time.perf_counter()
-        try:
-            with self._tree_guard(position):
-                result = self.player.genmove(position, seconds=seconds, playouts=playouts, on_progress=progress,
-                                             progress_interval=min(progress_interval, 0.1))
-        except _SearchStopped:
-            result = latest[0] if latest else None
+        with self._tree_guard(position):
+            result = self.player.genmove(position, seconds=budget.seconds, playouts=budget.playouts,
+                                         on_progress=on_progress, progress_interval=min(progress_interval, 0.1),
+                                         cancel=CancelToken(self._interrupt))
         elapsed = time.perf_counter() - started
         self.clock.spend(color, elapsed)
         if result is not None:
@@ -424,18 +404,18 @@ class GTPEngine(GTPProtocol):
         self._stream(format_header(self._ident))
         printer = InfoPrinter(options, self.position.size, self._stream)
 
+        cancel = CancelToken()
+
         def progress(result: SearchResult) -> None:
             printer.update(result)
             if printer.printed and (self._input_waiting() or self._interrupt.is_set()):
-                raise _SearchStopped
+                cancel.cancel()
 
-        try:
-            with self._tree_guard(position):
-                result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
-                                             progress_interval=min(options.interval, 0.1))
+        with self._tree_guard(position):
+            result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
+                                         progress_interval=min(options.interval, 0.1), cancel=cancel)
+        if not cancel.cancelled:
             printer.update(result, force=True)
-        except _SearchStopped:
-            pass
         return Streamed("\n")
 
     def cmd_genmove_analyze(self, args: list[str]) -> Streamed:

@@ -1,6 +1,6 @@
 """Playout policies and the playout loop, all in numba.
 
-Contract of a policy: ``select_move(board, policy, rng)`` returns a point that is legal for the side
+Contract of a policy: ``select_move(board, policy, rng, scratch)`` returns a point that is legal for the side
 to move under simple ko and is not one of its own eyes (``is_eye``), or ``PASS`` when no such move
 exists. It may reorder ``board.empties`` (an unordered set) and mark scratch cells, nothing else.
 New policies get a new constant below and a branch in ``select_move``; the loop never changes.
@@ -112,25 +112,79 @@ def max_playout_moves(size):
     return 3 * size * size + 20
 
 
-@hot
-def playout(b, policy, rng, komi, scratch):
-    """Play ``b`` to the end (two passes) under ``policy``; return (score for Black, moves played).
+@hot(inline="always")
+def weighted_move(b, c, weights, rng):
+    """A legal non-eye move of ``c`` with probability proportional to ``weights[c, p]`` (PASS if
+    none): the seeds' temperature playouts (``obook/search/montecarlo.py``)."""
+    n = b.scalars[N_EMPTY]
+    total = 0.0
+    for i in range(n):
+        p = b.empties[i]
+        if is_valid_move(b, p, c):
+            total += weights[c, p]
+    if total <= 0.0:
+        return PASS
+    r = rand_float(rng) * total
+    last = PASS
+    for i in range(n):
+        p = b.empties[i]
+        if is_valid_move(b, p, c):
+            last = p
+            r -= weights[c, p]
+            if r < 0.0:
+                return p
+    return last
 
-    The score is the area score minus komi; a game cut by the move cap is scored as it stands."""
+
+@hot
+def run_playout(b, policy, rng, scratch, moves, colors, n_recorded, weights, temperature):
+    """The playout loop every caller shares (``playout`` below, the MCTS kernel, the pure
+    Monte-Carlo samplers, ownership): play ``b`` until two passes in a row or the move cap.
+
+    Each move comes from ``policy``, or, when ``weights`` is given and ``temperature`` is positive,
+    from ``weighted_move``. With ``moves`` given each move is written to ``moves`` from index
+    ``n_recorded`` on while there is room, and with ``colors`` given who played it; pass None for
+    what is not needed (numba then compiles the loop without it).
+    Returns (moves played, index after the last recorded move, ended by two passes)."""
     limit = max_playout_moves(b.scalars[SIZE])
-    moves = 0
+    played = 0
     passes = 0
-    while passes < 2 and moves < limit:
-        p = select_move(b, policy, rng, scratch)
+    n = n_recorded
+    while passes < 2 and played < limit:
+        color = b.scalars[TO_MOVE]
+        if weights is not None and temperature > 0.0:
+            p = weighted_move(b, color, weights, rng)
+        else:
+            p = select_move(b, policy, rng, scratch)
         play(b, p)
-        moves += 1
+        if moves is not None:
+            if n < moves.shape[0]:
+                moves[n] = p
+                if colors is not None:
+                    colors[n] = color
+                n += 1
+        played += 1
         if p == PASS:
             passes += 1
         else:
             passes = 0
-    if passes < 2:
-        return area_score(b, komi), moves
-    return settled_area_score(b, komi), moves
+    return played, n, passes >= 2
+
+
+@hot(inline="always")
+def playout_score(b, komi, two_passes):
+    """Black's score at the end of a playout: area minus komi, settled (dead eyes' owners known)
+    when it ended by two passes; a game cut by the move cap is scored as it stands."""
+    if two_passes:
+        return settled_area_score(b, komi)
+    return area_score(b, komi)
+
+
+@hot
+def playout(b, policy, rng, komi, scratch):
+    """Play ``b`` to the end under ``policy``; return (score for Black, moves played)."""
+    played, _, two_passes = run_playout(b, policy, rng, scratch, None, None, 0, None, 0.0)
+    return playout_score(b, komi, two_passes), played
 
 
 def new_scratch(board) -> np.ndarray:

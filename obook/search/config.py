@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from obook.errors import ObookError
 
@@ -51,7 +52,7 @@ class SearchConfig:
     widening_b: float = 0.4
     # --- reward ------------------------------------------------------------------------------
     reward: str = "win"  # win: 1/0 (0.5 jigo); score: win plus a small bonus per point
-    score_weight: float = 0.02  # with reward=score, reward = win + score_weight*tanh(score/10)
+    score_weight: float = 0.02  # with reward=score: (1 - w)*win + w*(1 + tanh(score/20))/2
     # --- pure Monte-Carlo (algorithm flat, pp, amaf, depth2; seeds 001 and 003) ----------------
     value: str = "score"  # what a playout is worth to the mover: score (area - komi; the seeds) or win
     allocation: str = "roundrobin"  # first moves of flat/pp: roundrobin (Bouzy) or random (seed 003)
@@ -67,7 +68,7 @@ class SearchConfig:
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
     reuse_tree: bool = True  # keep the subtree of the actual moves between searches
-    max_nodes: int = 1_000_000  # node capacity of the tree (about 52 bytes a node, twice for reuse)
+    max_nodes: int = 1_000_000  # node capacity of the tree (72 bytes a node, twice for reuse: tree.NODE_BYTES)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
     processes: int = 1  # uct: root parallelism; flat/pp: master/slave pruning, one slave per process
@@ -140,6 +141,49 @@ class SearchConfig:
 
     def replace(self, **changes) -> "SearchConfig":
         return dataclasses.replace(self, **changes)
+
+    def kernel_params(self, komi: float) -> "KernelParams":
+        """The options the MCTS kernel reads, typed for numba."""
+        from obook.playout.policies import POLICY_NAMES
+
+        return KernelParams(
+            exploration=float(self.exploration), ucb1_tuned=self.selection == "ucb1-tuned",
+            tuned_c1=float(self.tuned_c1), tuned_c2=float(self.tuned_c2),
+            first_play_urgency=float(self.first_play_urgency), rave=bool(self.rave),
+            rave_beta=self.rave_schedule == "beta", rave_k=float(self.rave_k), rave_bias=float(self.rave_bias),
+            priors=bool(self.priors), prior_even=float(self.prior_even), prior_weight=float(self.prior_weight),
+            expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
+            widening_a=float(self.widening_a), widening_b=float(self.widening_b),
+            score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(komi),
+            policy=int(POLICY_NAMES[self.policy]),
+        )
+
+
+class KernelParams(NamedTuple):
+    """The search options of the MCTS kernel (``obook/search/kernel.py``, ``selection.py``) as
+    scalars: numba passes the tuple by value. Each field is the ``SearchConfig`` option of that name
+    (documented there) unless said here."""
+
+    exploration: float
+    ucb1_tuned: bool  # selection=ucb1-tuned (False: UCB1)
+    tuned_c1: float
+    tuned_c2: float
+    first_play_urgency: float
+    rave: bool
+    rave_beta: bool  # rave_schedule=beta (False: alpha)
+    rave_k: float
+    rave_bias: float
+    priors: bool
+    prior_even: float
+    prior_weight: float
+    expand_threshold: int
+    widening: bool
+    widening_a: float
+    widening_b: float
+    score_reward: bool  # reward=score (False: win/loss)
+    score_weight: float
+    komi: float  # of the game searched
+    policy: int  # the playout policy's number (``obook.playout.policies.POLICY_NAMES``)
 
 
 def _convert(key: str, raw: str, annotation: str):

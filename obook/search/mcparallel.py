@@ -19,9 +19,9 @@ from dataclasses import replace
 import numpy as np
 
 from obook.search.config import SearchConfig
-from obook.search.mcplayer import MonteCarloPlayer, SampleStream, stream_seed
+from obook.search.mcplayer import MonteCarloPlayer, SampleStream
 from obook.search.processes import SearchProcesses
-from obook.search.player import resolve_seed
+from obook.search.player import resolve_seed, stream_seed
 
 
 def _slave(connection, config: SearchConfig, seed: int) -> None:
@@ -32,6 +32,9 @@ def _slave(connection, config: SearchConfig, seed: int) -> None:
         kind = message[0]
         if kind == "stop":
             break
+        if kind == "reseed":
+            stream.reseed(message[1])
+            continue
         if kind == "position":
             _, board, komi, candidates = message
             stream.reset(board, komi, len(candidates))
@@ -57,6 +60,10 @@ class MasterSlavePlayer(SearchProcesses, MonteCarloPlayer):
             process.start()
             self.connections.append(parent)
             self.processes.append(process)
+
+    def reseed(self, seed: int) -> None:
+        for k, connection in enumerate(self.connections):
+            connection.send(("reseed", stream_seed(seed, k)))
 
     def start_streams(self, position, candidates: np.ndarray) -> None:
         for connection in self.connections:

@@ -23,16 +23,12 @@ from obook.playout.policies import POLICY_NAMES, new_scratch
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
-from obook.search.player import Player, decide, resolve_seed
+from obook.search.flat import board_candidates, root_candidates
+from obook.search.player import Player, cancelled, decide, resolve_seed, stream_seed
 from obook.search.pruning import CONTINUE, N, STOP_REASONS, SUM, SUM_SQ, WINS, new_stats
 from obook.search.result import MoveStats, SearchResult
 
 TIMED_STAGE_SAMPLES = 512  # samples per stream and stage when the budget is in seconds
-
-
-def stream_seed(base: int, k: int) -> int:
-    """The seed of sample stream ``k`` (the same in this process and in a slave process)."""
-    return (base + 7919 * (k + 1)) % (1 << 63) or 1
 
 
 def stage_plan(playouts: int, stages: int, streams: int) -> list[int]:
@@ -55,6 +51,9 @@ class SampleStream:
         self.allocation = ALLOCATIONS[config.allocation]
         self.value_kind = VALUES[config.value]
         self.size = 0
+
+    def reseed(self, seed: int) -> None:
+        self.rng = make_rng(seed)
 
     def reset(self, board, komi: float, n_candidates: int) -> None:
         """Prepare for a search of ``board`` (the root; copied)."""
@@ -109,6 +108,11 @@ class MonteCarloPlayer(Player):
         self.streams = [SampleStream(config, stream_seed(base, k)) for k in range(self.stream_count())]
         self.last_search: dict = {}
 
+    def reseed(self, seed: int) -> None:
+        """Stream ``k`` restarts from ``stream_seed(seed, k)``, as a player built with ``seed`` has it."""
+        for k, stream in enumerate(self.streams):
+            stream.reseed(stream_seed(seed, k))
+
     def stream_count(self) -> int:
         return max(self.config.slaves, self.config.processes) if self.config.algorithm in ("flat", "pp") else \
             self.config.slaves
@@ -122,20 +126,21 @@ class MonteCarloPlayer(Player):
         return [stream.sample_first_moves(candidates, active, count, budget) for stream in self.streams]
 
     # --- searches -------------------------------------------------------------------------------
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
-        seconds, playouts = self.budget(seconds, playouts)
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
+        budget = self.budget(seconds, playouts)
+        seconds, playouts = budget.seconds, budget.playouts
         self.position = position
         if self.config.algorithm == "depth2":
-            return self._depth2(position, seconds, playouts, on_progress, progress_interval)
+            return self._depth2(position, seconds, playouts, on_progress, progress_interval, cancel)
         if self.config.algorithm == "amaf":
-            return self._amaf(position, seconds, playouts, on_progress, progress_interval)
-        return self._first_moves(position, seconds, playouts, on_progress, progress_interval)
+            return self._amaf(position, seconds, playouts, on_progress, progress_interval, cancel)
+        return self._first_moves(position, seconds, playouts, on_progress, progress_interval, cancel)
 
-    def _first_moves(self, position, seconds, playouts, on_progress, progress_interval) -> SearchResult:
+    def _first_moves(self, position, seconds, playouts, on_progress, progress_interval, cancel) -> SearchResult:
         from obook.search.pruning import progressive_pruning, stop_reason
 
         c = self.config
-        candidates = root_candidates(position)
+        candidates = np.array(root_candidates(position), np.int64)
         n = len(candidates)
         stats = new_stats(n)
         active = np.ones(n, np.int64)
@@ -170,12 +175,14 @@ class MonteCarloPlayer(Player):
             if on_progress is not None and now - last_report >= progress_interval:
                 on_progress(self._result(candidates, stats, active, done, now - start))
                 last_report = now
+            if cancelled(cancel):
+                break
         self.last_search = {"stages": stage, "stop": STOP_REASONS[reason], "stats": stats.copy(),
                             "active": active.copy(), "candidates": candidates}
         return self._result(candidates, stats, active, done, time.perf_counter() - start)
 
-    def _amaf(self, position, seconds, playouts, on_progress, progress_interval) -> SearchResult:
-        candidates = root_candidates(position)
+    def _amaf(self, position, seconds, playouts, on_progress, progress_interval, cancel) -> SearchResult:
+        candidates = np.array(root_candidates(position), np.int64)
         mover = position.to_move
         streams = self.streams
         for stream in streams:
@@ -201,6 +208,8 @@ class MonteCarloPlayer(Player):
             if on_progress is not None and now - last_report >= progress_interval:
                 on_progress(self._amaf_result(candidates, mover, done, now - start))
                 last_report = now
+            if cancelled(cancel):
+                break
         return self._amaf_result(candidates, mover, done, time.perf_counter() - start)
 
     def _amaf_result(self, candidates, mover, done, elapsed) -> SearchResult:
@@ -218,11 +227,11 @@ class MonteCarloPlayer(Player):
         self.last_search = {"stats": stats, "active": active, "candidates": candidates}
         return self._result(candidates, stats, active, done, elapsed)
 
-    def _depth2(self, position, seconds, playouts, on_progress, progress_interval) -> SearchResult:
+    def _depth2(self, position, seconds, playouts, on_progress, progress_interval, cancel) -> SearchResult:
         from obook.search.montecarlo import VALUES, sample_depth2
 
         stream = self.streams[0]
-        candidates = root_candidates(position)
+        candidates = np.array(root_candidates(position), np.int64)
         leaf_first, leaf_reply, owner = [], [], []
         child = new_board(position.size)
         for k, p in enumerate(candidates):
@@ -250,6 +259,8 @@ class MonteCarloPlayer(Player):
             if on_progress is not None and now - last_report >= progress_interval:
                 on_progress(self._depth2_result(candidates, owner, first, reply, leaves, done, now - start))
                 last_report = now
+            if cancelled(cancel):
+                break
         return self._depth2_result(candidates, owner, first, reply, leaves, done, time.perf_counter() - start)
 
     def _depth2_result(self, candidates, owner, first, reply, leaves, done, elapsed) -> SearchResult:
@@ -280,17 +291,4 @@ class MonteCarloPlayer(Player):
         return decide(self.config, self.position, moves, done, elapsed)
 
 
-def board_candidates(board) -> list[int]:
-    from obook.search.flat import candidate_moves
-
-    out = np.zeros(board.color.shape[0] + 1, np.int64)
-    n = int(candidate_moves(board, out))
-    return [int(p) for p in out[:n]]
-
-
-def root_candidates(position: Position) -> np.ndarray:
-    """Legal non-eye moves of the side to move, then PASS (the one-ply model's moves)."""
-    return np.array(board_candidates(position.board), np.int64)
-
-
-__all__ = ["MonteCarloPlayer", "SampleStream", "stage_plan", "stream_seed"]
+__all__ = ["MonteCarloPlayer", "SampleStream", "stage_plan"]

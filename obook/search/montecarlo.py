@@ -33,20 +33,17 @@ import numpy as np
 
 from obook.go.board import (
     BLACK,
-    N_EMPTY,
     PASS,
     PASSES,
     SIZE,
     TO_MOVE,
     area_score,
     copy_board,
-    is_valid_move,
     play,
-    settled_area_score,
 )
 from obook.jit import hot
-from obook.playout.policies import max_playout_moves, playout, select_move
-from obook.rng import rand_below, rand_float
+from obook.playout.policies import playout, playout_score, run_playout
+from obook.rng import rand_below
 from obook.search.pruning import N, SUM, SUM_SQ, WINS
 
 ROUND_ROBIN = 0
@@ -98,52 +95,6 @@ def set_temperature_weights(amaf, weights, temperature, value_kind, points):
             n = amaf[c, p, N]
             v = amaf[c, p, SUM] / n * scale if n > 0 else neutral
             weights[c, p] = math.exp(temperature * v)
-
-
-@hot(inline="always")
-def _weighted_move(b, c, weights, rng):
-    """A legal non-eye move of ``c`` with probability proportional to ``weights[c, p]`` (PASS if none)."""
-    n = b.scalars[N_EMPTY]
-    total = 0.0
-    for i in range(n):
-        p = b.empties[i]
-        if is_valid_move(b, p, c):
-            total += weights[c, p]
-    if total <= 0.0:
-        return PASS
-    r = rand_float(rng) * total
-    last = PASS
-    for i in range(n):
-        p = b.empties[i]
-        if is_valid_move(b, p, c):
-            last = p
-            r -= weights[c, p]
-            if r < 0.0:
-                return p
-    return last
-
-
-@hot
-def recorded_playout(b, policy, rng, komi, scratch, temperature, weights, moves, n_moves):
-    """``playout`` that appends every move to ``moves`` (from index ``n_moves``) and, with a positive
-    temperature, draws moves from ``weights`` instead of the policy. Returns (score, moves recorded)."""
-    limit = max_playout_moves(b.scalars[SIZE])
-    played = 0
-    passes = 0
-    while passes < 2 and played < limit:
-        if temperature > 0.0:
-            p = _weighted_move(b, b.scalars[TO_MOVE], weights, rng)
-        else:
-            p = select_move(b, policy, rng, scratch)
-        play(b, p)
-        if n_moves < moves.shape[0]:
-            moves[n_moves] = p
-            n_moves += 1
-        played += 1
-        passes = passes + 1 if p == PASS else 0
-    if passes < 2:
-        return area_score(b, komi), n_moves
-    return settled_area_score(b, komi), n_moves
 
 
 @hot(inline="always")
@@ -202,7 +153,8 @@ def sample_first_moves(root, work, candidates, n_candidates, active, order, allo
         elif t > 0.0:
             set_temperature_weights(amaf, weights, t, value_kind, points)
             moves[0] = candidates[k]
-            score, n_moves = recorded_playout(work, policy, rng, komi, scratch, t, weights, moves, 1)
+            _, n_moves, two_passes = run_playout(work, policy, rng, scratch, moves, None, 1, weights, t)
+            score = playout_score(work, komi, two_passes)
             counters[0] += 1
             _credit_first_plays(amaf, first_seen, counters[0], moves, n_moves, mover, score, value_kind)
         else:
@@ -224,7 +176,8 @@ def sample_all_moves_as_first(root, policy, rng, komi, scratch, work, count, val
         if t > 0.0:
             set_temperature_weights(amaf, weights, t, value_kind, points)
         copy_board(work, root)
-        score, n_moves = recorded_playout(work, policy, rng, komi, scratch, t, weights, moves, 0)
+        _, n_moves, two_passes = run_playout(work, policy, rng, scratch, moves, None, 0, weights, t)
+        score = playout_score(work, komi, two_passes)
         counters[0] += 1
         _credit_first_plays(amaf, first_seen, counters[0], moves, n_moves, mover, score, value_kind)
     return count

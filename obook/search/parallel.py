@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.search.player import Player, decide, resolve_seed
+from obook.search.player import Player, cancelled, decide, resolve_seed, stream_seed
 from obook.search.processes import SearchProcesses, position_from_state, position_state
 from obook.search.result import MoveStats, SearchResult
 
@@ -32,6 +32,9 @@ def _worker(connection, config: SearchConfig) -> None:
             break
         if kind == "new_game":
             player.new_game()
+            continue
+        if kind == "reseed":
+            player.reseed(message[1])
             continue
         _, state, seconds, playouts = message
         if position is None or position_state(position) != state:
@@ -55,7 +58,7 @@ class RootParallelPlayer(SearchProcesses, Player):
         self.processes = []
         for k in range(config.processes):
             parent, child = context.Pipe()
-            worker_config = replace(config, processes=1, seed=(base + 7919 * (k + 1)) % (1 << 63) or 1)
+            worker_config = replace(config, processes=1, seed=stream_seed(base, k))
             process = context.Process(target=_worker, args=(child, worker_config), daemon=True)
             process.start()
             self.connections.append(parent)
@@ -65,8 +68,14 @@ class RootParallelPlayer(SearchProcesses, Player):
         for connection in self.connections:
             connection.send(("new_game",))
 
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
-        seconds, playouts = self.budget(seconds, playouts)
+    def reseed(self, seed: int) -> None:
+        """Worker ``k`` restarts from ``stream_seed(seed, k)``, as a player built with ``seed`` has it."""
+        for k, connection in enumerate(self.connections):
+            connection.send(("reseed", stream_seed(seed, k)))
+
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
+        budget = self.budget(seconds, playouts)
+        seconds, playouts = budget.seconds, budget.playouts
         state = position_state(position)
         start = time.perf_counter()
         workers = len(self.connections)
@@ -86,7 +95,8 @@ class RootParallelPlayer(SearchProcesses, Player):
                     break
                 per_worker = -(-remaining_playouts // workers)
                 slice_seconds = None
-                slice_playouts = per_worker if on_progress is None else min(per_worker, 5000)
+                sliced = on_progress is not None or cancel is not None
+                slice_playouts = min(per_worker, 5000) if sliced else per_worker
             for connection in self.connections:
                 connection.send(("search", state, slice_seconds, slice_playouts))
             replies = [connection.recv() for connection in self.connections]
@@ -107,6 +117,8 @@ class RootParallelPlayer(SearchProcesses, Player):
                         entry[5], entry[6] = pv, visits
             if on_progress is not None:
                 on_progress(self._result(position, merged, done, time.perf_counter() - start, nodes))
+            if cancelled(cancel):
+                break
         return self._result(position, merged, done, time.perf_counter() - start, nodes)
 
     def _result(self, position: Position, merged: dict, done: int, elapsed: float, nodes: int) -> SearchResult:

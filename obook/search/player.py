@@ -2,31 +2,89 @@
 
 A player searches one game at a time. ``genmove(position)`` returns a ``SearchResult`` for the side
 to move; the budget is the configuration's (playouts, or seconds when set) unless the call gives
-one. ``on_progress`` (for GTP ``analyze``) is called with partial results while the search runs.
+one (``Budget``). ``on_progress`` (for GTP ``analyze``, the book's lease) is called with partial
+results while the search runs and only reports; ``cancel`` (a ``CancelToken``) stops the search,
+which then returns its best result so far.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Callable
-
-import numpy as np
 
 from obook.go.board import BLACK, PASS
 from obook.go.position import Position
-from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.result import MoveStats, SearchResult
 
 Progress = Callable[[SearchResult], None]
+UNLIMITED_PLAYOUTS = 10**12  # the playouts of a search that only the clock stops
 
 
 def resolve_seed(seed: int) -> int:
     return seed if seed else int.from_bytes(os.urandom(8), "little")
 
 
-class Player:
+def stream_seed(base: int, k: int) -> int:
+    """The seed of the ``k``-th random stream of a player seeded with ``base`` (a root-parallel
+    worker, a pure Monte-Carlo sample stream; the same in this process and in a child process)."""
+    return (base + 7919 * (k + 1)) % (1 << 63) or 1
+
+
+class CancelToken:
+    """Asks a running search to stop: ``genmove(..., cancel=token)`` checks it between chunks of
+    simulations and returns the best result found so far. Safe to set from another thread;
+    ``event`` lets a token share an event the caller already has (GTP's interrupt)."""
+
+    def __init__(self, event: threading.Event | None = None):
+        self._event = event if event is not None else threading.Event()
+
+    def cancel(self) -> None:
+        self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+
+def cancelled(cancel: CancelToken | None) -> bool:
+    return cancel is not None and cancel.cancelled
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one search may spend: it stops at ``seconds`` (None: no clock) or after ``playouts``
+    simulations, whichever comes first. The pure Monte-Carlo players plan their stages by one of
+    the two: by the seconds when there are any."""
+
+    seconds: float | None
+    playouts: int
+
+    @classmethod
+    def resolve(cls, config: SearchConfig, seconds: float | None = None, playouts: int | None = None) -> "Budget":
+        """The budget of a call: what it gives (seconds and/or playouts), else the configuration's
+        (its seconds when set, else its playouts)."""
+        if seconds is None and playouts is None:
+            if config.seconds > 0:
+                return cls(config.seconds, UNLIMITED_PLAYOUTS)
+            return cls(None, config.playouts)
+        return cls(seconds, playouts if playouts is not None else UNLIMITED_PLAYOUTS)
+
+    @classmethod
+    def for_clock(cls, config: SearchConfig, think_seconds: float | None) -> "Budget":
+        """The budget under a game clock (GTP): the clock's time for this move, capped by the
+        configured playouts when the configuration counts playouts; the configuration's budget
+        when there is no clock."""
+        if think_seconds is None:
+            return cls.resolve(config)
+        return cls.resolve(config, think_seconds, config.playouts if config.seconds == 0 else None)
+
+
+class Player(ABC):
     """Interface of every search player."""
 
     config: SearchConfig
@@ -34,6 +92,7 @@ class Player:
     def new_game(self) -> None:
         """Forget everything about the previous game (trees, caches)."""
 
+    @abstractmethod
     def genmove(
         self,
         position: Position,
@@ -41,25 +100,21 @@ class Player:
         playouts: int | None = None,
         on_progress: Progress | None = None,
         progress_interval: float = 0.5,
+        cancel: CancelToken | None = None,
     ) -> SearchResult:
-        raise NotImplementedError
+        """The move for the side to move of ``position`` (see the module docstring)."""
 
     def close(self) -> None:
         """Release processes or memory the player holds."""
 
+    @abstractmethod
     def reseed(self, seed: int) -> None:
-        """Restart the random numbers from ``seed`` (the book seeds each move of a game, so a resumed
-        game makes the same choices as an uninterrupted one under a playout budget)."""
-        if hasattr(self, "rng"):
-            self.rng = make_rng(seed or 1)
+        """Restart every random stream of the player from ``seed`` (the book seeds each move of a
+        game, so a resumed game makes the same choices as an uninterrupted one under a playout
+        budget)."""
 
-    def budget(self, seconds: float | None, playouts: int | None) -> tuple[float | None, int]:
-        """(seconds or None, playouts): a time budget when one is given, else the playouts."""
-        if seconds is None and playouts is None:
-            if self.config.seconds > 0:
-                return self.config.seconds, 10**12
-            return None, self.config.playouts
-        return seconds, playouts if playouts is not None else 10**12
+    def budget(self, seconds: float | None, playouts: int | None) -> Budget:
+        return Budget.resolve(self.config, seconds, playouts)
 
 
 class RandomPlayer(Player):
@@ -77,17 +132,11 @@ class RandomPlayer(Player):
 
         self.rng = random.Random(seed)
 
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5):
-        from obook.go.board import is_eye
-        from obook.search.flat import candidate_moves
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
+        from obook.search.flat import root_candidates
 
         start = time.perf_counter()
-        out = np.zeros(position.board.color.shape[0] + 1, np.int64)
-        n = int(candidate_moves(position.board, out)) - 1  # legal non-eye moves under simple ko, then PASS
-        candidates = [int(p) for p in out[:n]]
-        if position.superko:  # positional superko forbids more than the board knows
-            mover = position.to_move
-            candidates = [p for p in position.legal_moves() if not is_eye(position.board, p, mover)]
+        candidates = [p for p in root_candidates(position) if p != PASS]
         move = self.rng.choice(candidates) if candidates else PASS
         return SearchResult(move=move, resign=False, winrate=0.5, playouts=0, seconds=time.perf_counter() - start,
                             moves=[MoveStats(point=move, visits=1, winrate=0.5, variance=0.0, pv=[move])], pv=[move])
@@ -113,4 +162,4 @@ def decide(config: SearchConfig, position: Position, stats: list[MoveStats], pla
                         pv=pv, nodes=nodes)
 
 
-__all__ = ["Player", "RandomPlayer", "decide", "PASS"]
+__all__ = ["Budget", "CancelToken", "Player", "RandomPlayer", "decide", "PASS"]

@@ -4,6 +4,7 @@ import pytest
 
 from obook.errors import IllegalMoveError
 from obook.go import board as rules
+from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
 
 
@@ -268,3 +269,13 @@ def test_setup_stones_are_checked_after_both_colours_are_placed():
             . . . . .
             """
         )
+
+
+def test_with_to_move_gives_the_other_side_the_move_on_a_copy():
+    p = Position.from_moves("E5 C3", size=9)
+    assert p.with_to_move("B") is p
+    white = p.with_to_move("W")
+    assert white is not p and white.to_move == WHITE and p.to_move == BLACK
+    assert white.moves == p.moves and white.stone_key == p.stone_key
+    white.play("G7")  # White moves twice in a row, as GTP allows
+    assert p.color_at("G7") == rules.EMPTY and white.to_move == BLACK

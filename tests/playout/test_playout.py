@@ -206,3 +206,37 @@ def test_heavy_extends_an_own_string_left_with_two_liberties():
         . . . . .
         """, "B", "C3")
     assert heavy_choices(position) == {"C1", "D2"}
+
+
+def test_recording_a_playout_does_not_change_it():
+    """The shared loop with move recording plays the very game the plain playout plays, and records
+    each move with the colour that played it."""
+    from obook.playout.policies import playout, run_playout
+
+    for policy in (LIGHT, ATARI50, HEAVY):
+        plain = rules.new_board(7)
+        score, played = playout(plain, policy, make_rng(11), 7.5, new_scratch(plain))
+        recorded = rules.new_board(7)
+        moves = np.full(400, -7, np.int32)
+        colors = np.zeros(400, np.int8)
+        n_played, end, two_passes = run_playout(recorded, policy, make_rng(11), new_scratch(recorded), moves, colors,
+                                                3, None, 0.0)
+        assert (n_played, end - 3) == (played, played) and two_passes
+        assert np.array_equal(recorded.color, plain.color)
+        assert list(moves[:3]) == [-7, -7, -7] and moves[end] == -7
+        assert moves[end - 1] == moves[end - 2] == rules.PASS
+        replay = rules.new_board(7)
+        for p, c in zip(moves[3:end], colors[3:end]):
+            assert replay.scalars[rules.TO_MOVE] == c
+            rules.play(replay, int(p))
+        assert np.array_equal(replay.color, plain.color)
+        assert rules.settled_area_score(replay, 7.5) == score
+
+
+def test_a_full_record_stops_recording_not_playing():
+    from obook.playout.policies import run_playout
+
+    board = rules.new_board(7)
+    moves = np.zeros(5, np.int32)
+    played, end, _ = run_playout(board, LIGHT, make_rng(3), new_scratch(board), moves, None, 0, None, 0.0)
+    assert end == 5 and played > 5

@@ -8,14 +8,9 @@ import pytest
 from obook.go.board import PASS
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.search.mcts import (
-    ROOT,
-    MCTSPlayer,
-    child_value,
-    new_tree,
-    pack_params,
-    select_child,
-)
+from obook.search.mcts import MCTSPlayer
+from obook.search.selection import child_value, select_child
+from obook.search.tree import NO_NODE, NODE_BYTES, ROOT, new_tree
 from obook.search.players import make_player
 
 
@@ -39,61 +34,61 @@ def tree_with_children(stats):
 
 
 def params(**options):
-    return pack_params(SearchConfig(**options), komi=7.5)
+    return SearchConfig(**options).kernel_params(komi=7.5)
 
 
 def test_ucb1_value_is_mean_plus_exploration_term():
     tree = tree_with_children([(10, 6, 6, 0, 0), (40, 20, 20, 0, 0)])
-    f, i = params(rave=False, selection="ucb1", exploration=1.0)
+    p = params(rave=False, selection="ucb1", exploration=1.0)
     log_n = math.log(50)
-    assert child_value(tree, 2, log_n, f, i) == pytest.approx(0.6 + math.sqrt(log_n / 10))
-    assert child_value(tree, 3, log_n, f, i) == pytest.approx(0.5 + math.sqrt(log_n / 40))
+    assert child_value(tree, 2, log_n, p) == pytest.approx(0.6 + math.sqrt(log_n / 10))
+    assert child_value(tree, 3, log_n, p) == pytest.approx(0.5 + math.sqrt(log_n / 40))
     # The less visited child wins the exploration race here.
-    assert select_child(tree, 1, f, i) == 2
-    f0, i0 = params(rave=False, selection="ucb1", exploration=0.0)
+    assert select_child(tree, 1, p) == 2
+    p0 = params(rave=False, selection="ucb1", exploration=0.0)
     tree.wins[3] = 30  # 0.75 > 0.6 with no exploration: pure exploitation
-    assert select_child(tree, 1, f0, i0) == 3
+    assert select_child(tree, 1, p0) == 3
 
 
 def test_ucb1_tuned_uses_the_variance_capped_at_c2():
     # Child 2: rewards 1 x6, 0 x4 -> variance 0.24; child 3: score-like rewards with a small variance.
     tree = tree_with_children([(10, 6, 6, 0, 0), (10, 6, 3.7, 0, 0)])
-    f, i = params(rave=False, selection="ucb1-tuned", exploration=1.0, tuned_c1=math.sqrt(2), tuned_c2=0.25)
+    p = params(rave=False, selection="ucb1-tuned", exploration=1.0, tuned_c1=math.sqrt(2), tuned_c2=0.25)
     log_n = math.log(20)
     for node, sq in ((2, 6), (3, 3.7)):
         mean = 0.6
         var = sq / 10 - mean * mean
         v = var + math.sqrt(2) * math.sqrt(log_n / 10)
         expected = mean + math.sqrt(log_n / 10 * min(v, 0.25))
-        assert child_value(tree, node, log_n, f, i) == pytest.approx(expected)
-    assert child_value(tree, 3, log_n, f, i) <= child_value(tree, 2, log_n, f, i)
+        assert child_value(tree, node, log_n, p) == pytest.approx(expected)
+    assert child_value(tree, 3, log_n, p) <= child_value(tree, 2, log_n, p)
 
 
 def test_rave_alpha_schedule_mixes_as_the_seed_says():
     tree = tree_with_children([(100, 40, 40, 500, 350)])
-    f, i = params(rave=True, rave_schedule="alpha", rave_k=1000.0, exploration=0.0)
+    p = params(rave=True, rave_schedule="alpha", rave_k=1000.0, exploration=0.0)
     alpha = min(1.0, 100 / 1000)
     expected = alpha * 0.4 + (1 - alpha) * 0.7
-    assert child_value(tree, 2, math.log(100), f, i) == pytest.approx(expected)
+    assert child_value(tree, 2, math.log(100), p) == pytest.approx(expected)
     tree.visits[2], tree.wins[2] = 5000, 2000
-    assert child_value(tree, 2, math.log(5000), f, i) == pytest.approx(0.4)  # alpha = 1: no RAVE
+    assert child_value(tree, 2, math.log(5000), p) == pytest.approx(0.4)  # alpha = 1: no RAVE
 
 
 def test_rave_beta_schedule_of_gelly_and_silver():
     tree = tree_with_children([(100, 40, 40, 500, 350)])
     b = 0.1
-    f, i = params(rave=True, rave_schedule="beta", rave_bias=b, exploration=0.0)
+    p = params(rave=True, rave_schedule="beta", rave_bias=b, exploration=0.0)
     n, na = 100, 500
     beta = na / (n + na + 4 * b * b * n * na)
-    assert child_value(tree, 2, math.log(100), f, i) == pytest.approx((1 - beta) * 0.4 + beta * 0.7, rel=1e-6)
+    assert child_value(tree, 2, math.log(100), p) == pytest.approx((1 - beta) * 0.4 + beta * 0.7, rel=1e-6)
 
 
 def test_unvisited_children_use_amaf_then_first_play_urgency():
     tree = tree_with_children([(0, 0, 0, 10, 9), (0, 0, 0, 0, 0), (5, 4, 4, 0, 0)])
-    f, i = params(rave=True, first_play_urgency=1.1, exploration=0.0)
-    assert child_value(tree, 2, 0.0, f, i) == pytest.approx(0.9)
-    assert child_value(tree, 3, 0.0, f, i) == pytest.approx(1.1)
-    assert select_child(tree, 1, f, i) == 3
+    p = params(rave=True, first_play_urgency=1.1, exploration=0.0)
+    assert child_value(tree, 2, 0.0, p) == pytest.approx(0.9)
+    assert child_value(tree, 3, 0.0, p) == pytest.approx(1.1)
+    assert select_child(tree, 1, p) == 3
 
 
 ESCAPE = """
@@ -154,7 +149,10 @@ def test_results_expose_visits_mean_variance_and_pv():
     assert best.visits == max(s.visits for s in result.moves)
     assert 0.0 <= best.winrate <= 1.0 and 0.0 <= best.variance <= 0.25 + 1e-9
     assert result.pv[0] == result.move and len(result.pv) >= 2
-    assert all(p == PASS or position.is_legal(p) for p in result.pv[:1])
+    line = position.copy()
+    for p in result.pv:  # the principal variation is a playable sequence
+        assert line.is_legal(p)
+        line.play(p)
 
 
 def test_tree_is_reused_after_the_moves_of_a_game():
@@ -164,11 +162,19 @@ def test_tree_is_reused_after_the_moves_of_a_game():
     reply = first.moves[0].pv[1] if len(first.moves[0].pv) > 1 else first.moves[1].point
     position.play(first.move)
     position.play(reply)
-    root = int(player.tree.meta[ROOT])
+    tree = player.tree
+    node = player._child_with_move(player._child_with_move(int(tree.meta[ROOT]), first.move), reply)
+    assert node != NO_NODE
+    visits = float(tree.visits[node])
+    children = [(int(tree.move[c]), float(tree.visits[c]))
+                for c in range(int(tree.first_child[node]), int(tree.first_child[node] + tree.n_children[node]))]
     player._prepare_root(position)
-    kept = player.tree.visits[int(player.tree.meta[ROOT])]
-    assert kept > 10  # the subtree's simulations survived
-    assert root == int(player.tree.meta[ROOT])
+    tree = player.tree
+    root = int(tree.meta[ROOT])
+    assert visits > 10 and float(tree.visits[root]) == visits  # the subtree's simulations survived
+    kept = [(int(tree.move[c]), float(tree.visits[c]))
+            for c in range(int(tree.first_child[root]), int(tree.first_child[root] + tree.n_children[root]))]
+    assert kept == children
     player.new_game()
     player._prepare_root(position)
     assert player.tree.visits[int(player.tree.meta[ROOT])] == 0

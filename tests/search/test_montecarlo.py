@@ -199,9 +199,9 @@ def test_all_moves_as_first_credits_each_point_once_per_playout():
 
 
 def test_temperature_playouts_follow_the_weights():
-    from obook.playout.policies import LIGHT, new_scratch
+    from obook.playout.policies import LIGHT, new_scratch, run_playout
     from obook.rng import make_rng
-    from obook.search.montecarlo import moves_buffer, recorded_playout, set_temperature_weights
+    from obook.search.montecarlo import moves_buffer, set_temperature_weights
 
     position = Position(size=5)
     cells = position.board.color.shape[0]
@@ -216,7 +216,7 @@ def test_temperature_playouts_follow_the_weights():
     firsts = []
     for _ in range(20):
         work = new_board(5)
-        score, n = recorded_playout(work, LIGHT, rng, 0.5, new_scratch(work), 20.0, weights, moves, 0)
+        _, n, _ = run_playout(work, LIGHT, rng, new_scratch(work), moves, None, 0, weights, 20.0)
         firsts.append(int(moves[0]))
         assert n > 10
     assert firsts.count(favourite) >= 19  # e^20 against 24 others of weight 1

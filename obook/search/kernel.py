@@ -1,0 +1,220 @@
+"""The MCTS kernel in numba: ``run_simulations`` runs a whole batch of simulations (select,
+expand, playout, back-propagate, AMAF) over the preallocated arrays of a ``Tree``
+(``obook/search/tree.py``) with the options of a ``KernelParams`` (``obook/search/config.py``).
+
+Expansion creates one child per legal move under simple ko that does not fill the mover's own eye,
+plus PASS, each with its prior (``obook/search/priors.py``) when priors are on. Positional superko
+is known at the root only (``expand_root``: the player drops the root's children that superko
+forbids); deeper nodes ignore it, as Fuego does: a repetition inside the tree is rare and only
+makes the estimate there slightly wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from obook.go.board import (
+    BLACK,
+    N_EMPTY,
+    PASS,
+    PASSES,
+    TO_MOVE,
+    area_score,
+    copy_board,
+    is_eye,
+    is_legal,
+    play,
+)
+from obook.jit import hot
+from obook.playout.policies import max_playout_moves, playout_score, run_playout
+from obook.search.priors import prior_for
+from obook.search.selection import select_child, widening_order
+from obook.search.shapes import shipped_shape_evidence
+from obook.search.tree import N_NODES, ROOT, init_node, swap_siblings
+
+MAX_DEPTH = 1024
+
+
+class Scratch(NamedTuple):
+    """Per-simulation working memory."""
+
+    path: np.ndarray  # int32[MAX_DEPTH]: nodes from the root to the leaf
+    seq: np.ndarray  # int32[L]: every move of the simulation (tree part, then playout)
+    seq_color: np.ndarray  # int8[L]: who played it
+    played_gen: np.ndarray  # int32[cells]: generation stamp of played_color
+    played_color: np.ndarray  # int8[cells]: colour of the earliest later play at a point
+    policy_scratch: np.ndarray  # int32[cells]: scratch of the playout policy
+    counters: np.ndarray  # int64[1]: generation counter
+    shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
+
+
+def new_search_scratch(size: int) -> Scratch:
+    cells = (size + 2) ** 2
+    length = MAX_DEPTH + max_playout_moves(size) + 8
+    return Scratch(
+        path=np.zeros(MAX_DEPTH + 1, np.int32),
+        seq=np.zeros(length, np.int32),
+        seq_color=np.zeros(length, np.int8),
+        played_gen=np.zeros(cells, np.int32),
+        played_color=np.zeros(cells, np.int8),
+        policy_scratch=np.zeros(cells, np.int32),
+        counters=np.zeros(1, np.int64),
+        shape_evidence=shipped_shape_evidence(),
+    )
+
+
+@hot(inline="always")
+def _set_prior(tree, node, b, p, c, params, shapes):
+    visits, wins = prior_for(b, p, c, params.prior_even, params.prior_weight, shapes)
+    tree.prior_visits[node] = visits
+    tree.prior_wins[node] = wins
+    tree.visits[node] = visits
+    tree.wins[node] = wins
+    tree.wins_sq[node] = wins
+    tree.amaf_visits[node] = visits
+    tree.amaf_wins[node] = wins
+
+
+@hot
+def expand(tree, node, b, params, shapes):
+    """Create the children of ``node`` (see the module docstring).
+    Returns False when the tree is full (the node then stays a leaf)."""
+    c = b.scalars[TO_MOVE]
+    n_empty = b.scalars[N_EMPTY]
+    start = tree.meta[N_NODES]
+    if start + n_empty + 1 > tree.move.shape[0]:
+        return False
+    priors = params.priors
+    k = start
+    for i in range(n_empty):
+        p = b.empties[i]
+        if is_legal(b, p, c) and not is_eye(b, p, c):
+            init_node(tree, k, p, node)
+            if priors:
+                _set_prior(tree, k, b, p, c, params, shapes)
+            k += 1
+    init_node(tree, k, PASS, node)
+    if priors:
+        _set_prior(tree, k, b, PASS, c, params, shapes)
+    k += 1
+    tree.first_child[node] = start
+    tree.n_children[node] = k - start
+    tree.meta[N_NODES] = k
+    return True
+
+
+@hot
+def expand_root(tree, root_board, params, shapes, allowed):
+    """Expand the root if it is not yet, then keep only its children whose move ``allowed[move]``
+    permits (PASS always): how the player applies positional superko, which ``expand`` does not
+    know, to the root (a reused subtree's root was expanded as a deeper node). Siblings keep their
+    order."""
+    root = tree.meta[ROOT]
+    if tree.n_children[root] == 0:
+        expand(tree, root, root_board, params, shapes)
+    first = tree.first_child[root]
+    k = first
+    for child in range(first, first + tree.n_children[root]):
+        m = tree.move[child]
+        if m == PASS or allowed[m]:
+            if child != k:
+                swap_siblings(tree, k, child)
+            k += 1
+    tree.n_children[root] = k - first
+
+
+@hot(inline="always")
+def reward_for_black(score, params):
+    """1 for a Black win, 0 for a loss, 1/2 for a draw; with ``score_reward``
+    ``(1 - w) * win + w * (1 + tanh(score / 20)) / 2``."""
+    if score > 0:
+        win = 1.0
+    elif score < 0:
+        win = 0.0
+    else:
+        win = 0.5
+    if not params.score_reward:
+        return win
+    w = params.score_weight
+    return (1.0 - w) * win + w * (0.5 + 0.5 * math.tanh(score / 20.0))
+
+
+@hot
+def run_simulations(tree, root_board, work, params, rng, sc, count):
+    """Run ``count`` simulations from the root; returns the number of playout moves made."""
+    root = tree.meta[ROOT]
+    komi = params.komi
+    policy = params.policy
+    threshold = params.expand_threshold
+    rave = params.rave
+    widening = params.widening
+    total_moves = 0
+    for _ in range(count):
+        copy_board(work, root_board)
+        node = root
+        depth = 0
+        sc.path[0] = node
+        n_seq = 0
+        finished = work.scalars[PASSES] >= 2
+        # Selection and expansion.
+        while not finished and depth < MAX_DEPTH:
+            if tree.n_children[node] == 0:
+                if node != root and tree.visits[node] - tree.prior_visits[node] < threshold:
+                    break
+                if not expand(tree, node, work, params, sc.shape_evidence):
+                    break
+            if widening and tree.visits[node] > 0.0:
+                widening_order(tree, node)
+            child = select_child(tree, node, params)
+            p = tree.move[child]
+            sc.seq[n_seq] = p
+            sc.seq_color[n_seq] = work.scalars[TO_MOVE]
+            n_seq += 1
+            play(work, p)
+            node = child
+            depth += 1
+            sc.path[depth] = node
+            finished = work.scalars[PASSES] >= 2
+        # Simulation.
+        if finished:
+            score = area_score(work, komi)
+        else:
+            moves, n_seq, two_passes = run_playout(work, policy, rng, sc.policy_scratch, sc.seq, sc.seq_color, n_seq,
+                                                   None, 0.0)
+            total_moves += moves
+            score = playout_score(work, komi, two_passes)
+        black_reward = reward_for_black(score, params)
+        # Back-propagation along the path.
+        for d in range(depth, -1, -1):
+            n = sc.path[d]
+            if d > 0:
+                mover = sc.seq_color[d - 1]
+            else:
+                mover = 3 - root_board.scalars[TO_MOVE]
+            r = black_reward if mover == BLACK else 1.0 - black_reward
+            tree.visits[n] += 1.0
+            tree.wins[n] += r
+            tree.wins_sq[n] += r * r
+        # AMAF: credit every child of a path node whose move its player made first later on.
+        if rave:
+            sc.counters[0] += 1
+            gen = np.int32(sc.counters[0])
+            for i in range(n_seq - 1, -1, -1):
+                p = sc.seq[i]
+                if p != PASS:
+                    sc.played_gen[p] = gen
+                    sc.played_color[p] = sc.seq_color[i]
+                if i < depth:
+                    n = sc.path[i]
+                    to_move = sc.seq_color[i]
+                    r = black_reward if to_move == BLACK else 1.0 - black_reward
+                    first = tree.first_child[n]
+                    for child in range(first, first + tree.n_children[n]):
+                        m = tree.move[child]
+                        if m != PASS and sc.played_gen[m] == gen and sc.played_color[m] == to_move:
+                            tree.amaf_visits[child] += 1.0
+                            tree.amaf_wins[child] += r
+    return total_moves

@@ -1,0 +1,152 @@
+"""What every player promises (``obook/search/player.py``): ``reseed`` replays a resumed game, a
+cancel token stops a search with its best result so far, one budget rule, and the root's
+children know positional superko."""
+
+import pytest
+
+from obook.go.board import PASS
+from obook.go.position import Position
+from obook.search.config import SearchConfig
+from obook.search.player import UNLIMITED_PLAYOUTS, Budget, CancelToken
+from obook.search.players import make_player
+from obook.search.tree import NODE_BYTES, ROOT, new_tree
+from tests.go.test_rules import TRIPLE_KO, TRIPLE_KO_CYCLE
+
+# uct without tree reuse: a fresh player cannot have the tree an uninterrupted one carried over.
+RESUMABLE = [
+    "algorithm=uct,reuse_tree=off,playouts=300",
+    "algorithm=flat,playouts=300",
+    "algorithm=pp,playouts=600,min_games=10",
+    "algorithm=amaf,playouts=300",
+    "algorithm=depth2,playouts=700",
+    "algorithm=random",
+    "algorithm=flat,playouts=300,processes=2",
+]
+
+
+def play_moves(player, position, count, game_seed):
+    """Play ``count`` moves seeding each search the way the book's self-play does."""
+    from obook.book.selfplay import move_seed
+
+    for _ in range(count):
+        player.reseed(move_seed(game_seed, len(position.moves)))
+        position.play(player.genmove(position).move)
+
+
+@pytest.mark.parametrize("spec", RESUMABLE)
+def test_a_resumed_game_replays_with_a_fresh_reseeded_player(spec):
+    config = SearchConfig.from_spec(spec, policy="light")  # seed 0: each player's own seed is from the clock
+    whole = Position(size=5, komi=0.5)
+    player = make_player(config)
+    try:
+        play_moves(player, whole, 4, game_seed=2024)
+    finally:
+        player.close()
+    resumed = Position(size=5, komi=0.5)
+    first, second = make_player(config), make_player(config)
+    try:
+        play_moves(first, resumed, 2, game_seed=2024)
+        play_moves(second, resumed, 2, game_seed=2024)  # "first" died; "second" resumes the game
+    finally:
+        first.close()
+        second.close()
+    assert resumed.moves == whole.moves
+
+
+@pytest.mark.parametrize("spec", ["playouts=200000", "algorithm=flat,playouts=200000", "algorithm=amaf,playouts=200000",
+                                  "algorithm=depth2,playouts=200000"])
+def test_a_cancelled_search_returns_its_best_result_so_far(spec):
+    position = Position(size=5, komi=0.5)
+    cancel = CancelToken()
+    reports = []
+
+    def report(result):
+        reports.append(result)
+        cancel.cancel()
+
+    result = make_player(spec + ",policy=light,seed=1").genmove(position, on_progress=report, progress_interval=0.0,
+                                                                cancel=cancel)
+    assert len(reports) == 1 and cancel.cancelled
+    assert 0 < result.playouts < 200000
+    assert result.move == PASS or position.is_legal(result.move)
+
+
+def test_a_token_can_share_an_event():
+    import threading
+
+    event = threading.Event()
+    token = CancelToken(event)
+    assert not token.cancelled
+    event.set()
+    assert token.cancelled
+
+
+def test_the_budget_is_decided_in_one_place():
+    playouts = SearchConfig(playouts=500)
+    timed = SearchConfig(seconds=2.0)
+    assert Budget.resolve(playouts) == Budget(None, 500)
+    assert Budget.resolve(timed) == Budget(2.0, UNLIMITED_PLAYOUTS)
+    assert Budget.resolve(playouts, seconds=1.0) == Budget(1.0, UNLIMITED_PLAYOUTS)
+    assert Budget.resolve(timed, playouts=30) == Budget(None, 30)
+    # Under a game clock the configured playouts still cap a playout-budget configuration.
+    assert Budget.for_clock(playouts, 3.0) == Budget(3.0, 500)
+    assert Budget.for_clock(timed, 3.0) == Budget(3.0, UNLIMITED_PLAYOUTS)
+    assert Budget.for_clock(playouts, None) == Budget(None, 500)
+    assert make_player(playouts).budget(None, None) == Budget(None, 500)
+
+
+def triple_ko(superko):
+    """Five moves into a triple ko: White's G8 would repeat the starting position."""
+    position = Position.from_ascii(TRIPLE_KO, to_move="B", superko=superko)
+    for move in TRIPLE_KO_CYCLE[:-1]:
+        position.play(move)
+    return position
+
+
+def root_moves(player):
+    tree = player.tree
+    root = int(tree.meta[ROOT])
+    first = int(tree.first_child[root])
+    return {int(tree.move[c]) for c in range(first, first + int(tree.n_children[root]))}
+
+
+def test_the_root_leaves_out_what_positional_superko_forbids():
+    position = triple_ko(superko=True)
+    g8 = position.point("G8")
+    assert position.is_legal("E5") and not position.is_legal(g8)
+    player = make_player("playouts=300,seed=1")
+    result = player.genmove(position)
+    assert g8 not in root_moves(player) and result.move != g8
+    assert set(root_moves(player)) - {PASS} <= set(position.legal_moves())
+    plain = make_player("playouts=300,seed=1")
+    plain.genmove(triple_ko(superko=False))
+    assert g8 in root_moves(plain)  # simple ko alone allows it
+
+
+def test_a_reused_subtree_root_is_restricted_too():
+    position = triple_ko(superko=True)
+    position.undo()  # before B4: the tree grows G8 below B4 without knowing superko
+    player = make_player("playouts=3000,seed=2")
+    player.genmove(position)
+    tree = player.tree
+    b4 = player._child_with_move(int(tree.meta[ROOT]), position.point("B4"))
+    first = int(tree.first_child[b4])
+    below = {int(tree.move[c]) for c in range(first, first + int(tree.n_children[b4]))}
+    assert position.point("G8") in below
+    position.play("B4")
+    player.genmove(position, playouts=50)
+    assert position.point("G8") not in root_moves(player)
+
+
+@pytest.mark.parametrize("spec", ["algorithm=flat", "algorithm=depth2", "algorithm=random"])
+def test_the_pure_monte_carlo_and_random_players_respect_superko(spec):
+    position = triple_ko(superko=True)
+    result = make_player(spec + ",playouts=400,seed=3").genmove(position)
+    assert result.move != position.point("G8")
+    assert all(s.point != position.point("G8") for s in result.moves)
+
+
+def test_a_node_costs_72_bytes():
+    tree = new_tree(1000)
+    per_node = sum(a.nbytes for name, a in tree._asdict().items() if name != "meta") / 1000
+    assert per_node == NODE_BYTES == 72
