@@ -21,6 +21,7 @@ RESUMABLE = [
     "algorithm=depth2,playouts=700",
     "algorithm=random",
     "algorithm=flat,playouts=300,processes=2",
+    "algorithm=uct,reuse_tree=off,playouts=300,processes=2",
 ]
 
 
