@@ -10,7 +10,7 @@ from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.mcts import MCTSPlayer
 from obook.search.selection import child_value, select_child
-from obook.search.tree import NO_NODE, NODE_BYTES, ROOT, new_tree
+from obook.search.tree import NO_NODE, ROOT, new_tree
 from obook.search.players import make_player
 
 
