@@ -38,6 +38,27 @@ FREE, SAFE, MINE = -1, 0, 1  # what is known of a hidden cell (``fixed``): nothi
 
 
 @cold
+def _breadth_first(start, mark, cell_ncons, cell_cons, cons_nvar, cons_var, out, end):
+    """Append to ``out`` (from ``end``) the cells marked 1 that ``start`` reaches through shared counts,
+    breadth-first, marking them 2; return the new end."""
+    out[end] = start
+    mark[start] = 2
+    head, tail = end, end + 1
+    while head < tail:
+        x = out[head]
+        head += 1
+        for a in range(cell_ncons[x]):
+            j = cell_cons[x, a]
+            for b in range(cons_nvar[j]):
+                y = cons_var[j, b]
+                if mark[y] == 1:
+                    mark[y] = 2
+                    out[tail] = y
+                    tail += 1
+    return tail
+
+
+@cold
 def settle(obs, nbr, deg, fixed):
     """Fix in ``fixed`` (FREE, SAFE or MINE per hidden cell) what single counts prove, until nothing
     changes: a count whose fixed mines reach it makes its other hidden neighbours safe, a count that
@@ -83,7 +104,6 @@ def frontier_constraints(obs, nbr, deg, fixed):
     cons_target = np.empty(n, np.int32)
     cons_nvar = np.zeros(n, np.int32)
     cons_var = np.empty((n, 8), np.int32)
-    fidx = np.full(n, -1, np.int32)
     cell_ncons = np.zeros(n, np.int32)
     cell_cons = np.empty((n, 8), np.int32)
     n_cons = 0
@@ -111,26 +131,15 @@ def frontier_constraints(obs, nbr, deg, fixed):
     comp_start = np.zeros(n + 1, np.int32)
     n_front = 0
     n_comp = 0
+    mark = np.zeros(n, np.int8)
     for c in range(n):
-        if obs[c] != UNKNOWN or fixed[c] != FREE or cell_ncons[c] == 0 or fidx[c] >= 0:
-            continue
-        comp_start[n_comp] = n_front
-        fidx[c] = n_front
-        front[n_front] = c
-        n_front += 1
-        head = comp_start[n_comp]
-        while head < n_front:
-            x = front[head]
-            head += 1
-            for a in range(cell_ncons[x]):
-                j = cell_cons[x, a]
-                for b in range(cons_nvar[j]):
-                    y = cons_var[j, b]
-                    if fidx[y] < 0:
-                        fidx[y] = n_front
-                        front[n_front] = y
-                        n_front += 1
-        n_comp += 1
+        if obs[c] == UNKNOWN and fixed[c] == FREE and cell_ncons[c] > 0:
+            mark[c] = 1
+    for c in range(n):
+        if mark[c] == 1:
+            comp_start[n_comp] = n_front
+            n_front = _breadth_first(c, mark, cell_ncons, cell_cons, cons_nvar, cons_var, front, n_front)
+            n_comp += 1
     comp_start[n_comp] = n_front
     n_int = 0
     interior = np.empty(n, np.int32)
@@ -140,28 +149,6 @@ def frontier_constraints(obs, nbr, deg, fixed):
             n_int += 1
     return (n_cons, cons_target, cons_nvar, cons_var, cell_ncons, cell_cons, front[:n_front].copy(),
             comp_start[: n_comp + 1].copy(), interior[:n_int].copy())
-
-
-@cold
-def _breadth_first(start, cells, m, mark, cell_ncons, cell_cons, cons_nvar, cons_var, order):
-    """Cells of ``start``'s component in breadth-first order into ``order``; ``mark`` holds 1 on the
-    component's cells and is reset to 1 on return."""
-    order[0] = start
-    mark[start] = 2
-    head, tail = 0, 1
-    while head < tail:
-        x = order[head]
-        head += 1
-        for a in range(cell_ncons[x]):
-            j = cell_cons[x, a]
-            for b in range(cons_nvar[j]):
-                y = cons_var[j, b]
-                if mark[y] == 1:
-                    mark[y] = 2
-                    order[tail] = y
-                    tail += 1
-    for i in range(m):
-        mark[cells[i]] = 1
 
 
 @cold
@@ -202,8 +189,10 @@ def count_component(cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_t
     for i in range(m):
         mark[cells[i]] = 1
     order = np.empty(m, np.int32)
-    _breadth_first(cells[0], cells, m, mark, cell_ncons, cell_cons, cons_nvar, cons_var, order)
-    _breadth_first(order[m - 1], cells, m, mark, cell_ncons, cell_cons, cons_nvar, cons_var, order)
+    _breadth_first(cells[0], mark, cell_ncons, cell_cons, cons_nvar, cons_var, order, 0)
+    for i in range(m):
+        mark[cells[i]] = 1
+    _breadth_first(order[m - 1], mark, cell_ncons, cell_cons, cons_nvar, cons_var, order, 0)  # from a far end
     pos = np.full(n, -1, np.int32)
     for j in range(m):
         pos[order[j]] = j
