@@ -24,6 +24,7 @@ exactly 0.0 (proved safe), a cell every consistent layout puts a mine on exactly
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -63,7 +64,8 @@ def settle(obs, nbr, deg, fixed):
     """Fix in ``fixed`` (FREE, SAFE or MINE per hidden cell) what single counts prove, until nothing
     changes: a count whose fixed mines reach it makes its other hidden neighbours safe, a count that
     needs all of them makes them mines. Cheap, and it keeps proved mines out of the frontier, where they
-    would tie its parts together (a mine walled in by counts is in every one of them)."""
+    would tie its parts together (a mine walled in by counts is in every one of them). Returns False when
+    some count can no longer be met (too many fixed mines around it, or too few cells left)."""
     changed = True
     while changed:
         changed = False
@@ -79,15 +81,16 @@ def settle(obs, nbr, deg, fixed):
                         mines += 1
                     elif fixed[d] == FREE:
                         free += 1
-            if free == 0:
-                continue
             need = obs[c] - mines
-            if need == 0 or need == free:
+            if need < 0 or need > free:
+                return False
+            if free > 0 and (need == 0 or need == free):
                 for k in range(deg[c]):
                     d = nbr[c, k]
                     if obs[d] == UNKNOWN and fixed[d] == FREE:
                         fixed[d] = SAFE if need == 0 else MINE
                 changed = True
+    return True
 
 
 @cold
@@ -176,12 +179,14 @@ def _grow(a, need):
 
 @cold
 def count_component(cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_target, max_table):
-    """Forward pass over one component (its cells ``cells``): ``(status, order, cut_start, table, succ)``.
+    """Forward pass over one component (its cells ``cells``): ``(status, order, cut_start, table, succ,
+    log_scale)``.
 
     ``order`` is the cell order; the states after the first j cells are ``cut_start[j]:cut_start[j+1]``;
     ``table[s * (m+1) + k]`` is the (rescaled) number of assignments of those cells with k mines reaching
     state s; ``succ[2*s + v]`` is the state reached by giving the next cell v mines (-1: impossible). The
-    last cut holds one state whose row is the component's count of solutions by mine number.
+    last cut holds one state whose row is the component's count of solutions by mine number, divided by
+    exp(``log_scale``).
     """
     m = cells.size
     width = m + 1
@@ -216,6 +221,7 @@ def count_component(cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_t
     succ = np.full(128, -1, np.int64)
     cut_start[1] = 1
     table[0] = 1.0
+    log_scale = 0.0
     step_shift = np.empty(8, np.int64)
     step_mask = np.empty(8, np.int64)
     step_target = np.empty(8, np.int64)
@@ -243,7 +249,7 @@ def count_component(cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_t
                         at = b
                         break
                 if at < 0:
-                    return COUNT_TOO_WIDE, order, cut_start, table, succ
+                    return COUNT_TOO_WIDE, order, cut_start, table, succ, 0.0
                 used |= mask << at
                 shift[c] = at
                 open_cons[n_open] = c
@@ -280,9 +286,9 @@ def count_component(cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_t
                     cand_from[nc] = 2 * s + v
                     nc += 1
         if nc == 0:
-            return COUNT_INCONSISTENT, order, cut_start, table, succ
+            return COUNT_INCONSISTENT, order, cut_start, table, succ, 0.0
         if (hi + nc) * width > max_table:
-            return COUNT_TOO_BIG, order, cut_start, table, succ
+            return COUNT_TOO_BIG, order, cut_start, table, succ, 0.0
         keys = _grow(keys, hi + nc)
         table = _grow(table, (hi + nc) * width)
         succ = _grow(succ, 2 * (hi + nc))
@@ -309,7 +315,8 @@ def count_component(cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_t
             top = max(top, table[i])
         for i in range((hi) * width, (t + 1) * width):
             table[i] /= top
-    return COUNT_OK, order, cut_start, table, succ
+        log_scale += math.log(top)
+    return COUNT_OK, order, cut_start, table, succ, log_scale
 
 
 @cold
@@ -347,21 +354,88 @@ def component_probabilities(order, cut_start, table, succ, weight, prob):
         after = here
 
 
-def _normalised(a: np.ndarray) -> np.ndarray:
+def _normalised(a: np.ndarray) -> tuple[np.ndarray, float]:
+    """``a`` scaled so that its maximum is 1, and the log of the factor taken out."""
     top = a.max()
-    return a / top if top > 0 else a
+    return (a / top, math.log(top)) if top > 0 else (a, 0.0)
 
 
-def _interior_weights(n_interior: int, n_mines: int, size: int) -> np.ndarray:
-    """C(interior, N - t) for t = 0..size-1 frontier mines, scaled so that the largest is 1."""
+def _interior_weights(n_interior: int, n_mines: int, size: int) -> tuple[np.ndarray, float]:
+    """C(interior, N - t) for t = 0..size-1 frontier mines, scaled so that the largest is 1, and the log
+    of the scale."""
     logs = np.array([math.lgamma(n_interior + 1) - math.lgamma(n_mines - t + 1) - math.lgamma(n_interior - n_mines + t + 1)
                      if 0 <= n_mines - t <= n_interior else -np.inf for t in range(size)])
     top = logs.max()
-    return np.exp(logs - top) if top > -np.inf else np.zeros(size)
+    return (np.exp(logs - top), float(top)) if top > -np.inf else (np.zeros(size), 0.0)
 
 
 def no_fixed_cells(n: int) -> np.ndarray:
     return np.full(n, FREE, np.int8)
+
+
+class _Count(NamedTuple):
+    """The forward half of the count of one observation (``_count``)."""
+
+    status: int
+    prob: np.ndarray  # float64[n]: 1 on the fixed mines so far
+    n_mines: int  # mines left for the cells not fixed
+    passes: list  # per component: (order, cut_start, table, succ) of ``count_component``
+    prefix: list  # prefix[i]: components before i convolved (scaled); prefix[-1] all of them
+    suffix: list  # suffix[i]: components from i on convolved (scaled)
+    interior: np.ndarray  # int32[I]
+    bn: np.ndarray  # float64[F+1]: C(I, N - t), scaled
+    log_layouts: float  # log of the number of consistent layouts (-inf when there is none)
+
+
+def _count(obs, n_mines, nbr, deg, fixed, max_table) -> _Count:
+    n = obs.size
+    prob = np.zeros(n)
+    fixed = no_fixed_cells(n) if fixed is None else fixed.copy()
+    consistent = settle(obs, nbr, deg, fixed)
+    fixed_mines = (obs == UNKNOWN) & (fixed == MINE)
+    n_mines -= int(fixed_mines.sum())
+    prob[fixed_mines] = 1.0
+    failed = _Count(COUNT_INCONSISTENT, prob, n_mines, [], [], [], np.zeros(0, np.int32), np.zeros(1), -np.inf)
+    if n_mines < 0 or not consistent:
+        return failed
+    (_, cons_target, cons_nvar, cons_var, cell_ncons, cell_cons, front, comp_start,
+     interior) = frontier_constraints(obs, nbr, deg, fixed)
+    passes = []
+    counts = []
+    log_total = 0.0
+    for i in range(comp_start.size - 1):
+        cells = front[comp_start[i] : comp_start[i + 1]]
+        status, order, cut_start, table, succ, log_scale = count_component(
+            cells, n, cell_ncons, cell_cons, cons_nvar, cons_var, cons_target, max_table)
+        if status != COUNT_OK:
+            return failed._replace(status=status)
+        m = cells.size
+        passes.append((order, cut_start, table, succ))
+        count, log_top = _normalised(table[cut_start[m] * (m + 1) : (cut_start[m] + 1) * (m + 1)].copy())
+        counts.append(count)
+        log_total += log_scale + log_top
+    bn, log_bn = _interior_weights(interior.size, n_mines, front.size + 1)
+    prefix = [np.ones(1)]
+    for c in counts:
+        conv, log_top = _normalised(np.convolve(prefix[-1], c))
+        prefix.append(conv)
+        log_total += log_top
+    suffix = [np.ones(1)]
+    for c in reversed(counts):
+        suffix.append(_normalised(np.convolve(suffix[-1], c))[0])
+    suffix.reverse()
+    total = float(np.dot(prefix[-1], bn[: prefix[-1].size]))
+    if not total > 0:
+        return failed
+    return _Count(COUNT_OK, prob, n_mines, passes, prefix, suffix, interior, bn, log_total + math.log(total) + log_bn)
+
+
+def log_layouts(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray, fixed: np.ndarray | None = None,
+                max_table: int = MAX_TABLE) -> tuple[int, float]:
+    """``(status, log of the number of layouts consistent with obs)``; ratios of these are the chances
+    of what a click will show."""
+    counted = _count(obs, n_mines, nbr, deg, fixed, max_table)
+    return counted.status, counted.log_layouts
 
 
 def frontier_probabilities(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
@@ -373,53 +447,23 @@ def frontier_probabilities(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: 
     counted.
 
     ``status`` is COUNT_OK, or why ``prob`` is not filled: COUNT_TOO_WIDE (the counts open at one cut
-    need more than ``MAX_BITS`` bits), COUNT_TOO_BIG (a component's tables passed ``max_table`` entries), COUNT_INCONSISTENT.
+    need more than ``MAX_BITS`` bits), COUNT_TOO_BIG (a component's tables passed ``max_table`` entries),
+    COUNT_INCONSISTENT.
     """
-    n = obs.size
-    prob = np.zeros(n)
-    fixed = no_fixed_cells(n) if fixed is None else fixed.copy()
-    settle(obs, nbr, deg, fixed)
-    fixed_mines = (obs == UNKNOWN) & (fixed == MINE)
-    n_mines -= int(fixed_mines.sum())
-    prob[fixed_mines] = 1.0
-    if n_mines < 0:
-        return COUNT_INCONSISTENT, prob
-    (_, cons_target, cons_nvar, cons_var, cell_ncons, cell_cons, front, comp_start,
-     interior) = frontier_constraints(obs, nbr, deg, fixed)
-    passes = []
-    counts = []
-    for i in range(comp_start.size - 1):
-        cells = front[comp_start[i] : comp_start[i + 1]]
-        status, order, cut_start, table, succ = count_component(cells, n, cell_ncons, cell_cons, cons_nvar,
-                                                                cons_var, cons_target, max_table)
-        if status != COUNT_OK:
-            return status, prob
-        m = cells.size
-        passes.append((order, cut_start, table, succ))
-        counts.append(_normalised(table[cut_start[m] * (m + 1) : (cut_start[m] + 1) * (m + 1)].copy()))
-    n_front = front.size
-    bn = _interior_weights(interior.size, n_mines, n_front + 1)
-    # prefix[i]: the components before i convolved; suffix[i]: from i on
-    prefix = [np.ones(1)]
-    for c in counts:
-        prefix.append(_normalised(np.convolve(prefix[-1], c)))
-    suffix = [np.ones(1)]
-    for c in reversed(counts):
-        suffix.append(_normalised(np.convolve(suffix[-1], c)))
-    suffix.reverse()
-    everything = prefix[-1]
-    total = float(np.dot(everything, bn[: everything.size]))
-    if not total > 0:
-        return COUNT_INCONSISTENT, prob
-    for i, (order, cut_start, table, succ) in enumerate(passes):
+    counted = _count(obs, n_mines, nbr, deg, fixed, max_table)
+    prob, bn, prefix, suffix = counted.prob, counted.bn, counted.prefix, counted.suffix
+    if counted.status != COUNT_OK:
+        return counted.status, prob
+    for i, (order, cut_start, table, succ) in enumerate(counted.passes):
         others = np.convolve(prefix[i], suffix[i + 1])
         m = order.size
         weight = np.array([np.dot(others, bn[k : k + others.size]) for k in range(m + 1)])
-        component_probabilities(order, cut_start, table, succ, _normalised(weight), prob)
+        component_probabilities(order, cut_start, table, succ, _normalised(weight)[0], prob)
+    interior, everything = counted.interior, prefix[-1]
     if interior.size:
         t = np.arange(everything.size)
         w = everything * bn[: everything.size]
-        prob[interior] = float(np.dot(w, n_mines - t)) / float(w.sum()) / interior.size
+        prob[interior] = float(np.dot(w, counted.n_mines - t)) / float(w.sum()) / interior.size
     return COUNT_OK, prob
 
 

@@ -16,6 +16,7 @@ from obook.mines.frontier import (
     MINE,
     SAFE,
     frontier_probabilities,
+    log_layouts,
     mine_probabilities,
     no_fixed_cells,
     settle,
@@ -69,7 +70,7 @@ def test_single_count_deductions_and_fixed_mines_change_no_probability():
     n_mines = int(mines.sum())
     nbr, deg = neighbour_table(p, q)
     fixed = no_fixed_cells(p * q)
-    settle(obs, nbr, deg, fixed)
+    assert settle(obs, nbr, deg, fixed)
     assert fixed[1 * q + 1] == MINE and fixed[1 * q + 3] == MINE  # walled in by counts
     assert fixed[2 * q + 3] == SAFE  # the top-right 1 already has its mine
     truth = consistent_layouts(obs, n_mines, p, q).mean(axis=0)
@@ -129,3 +130,32 @@ def test_failures_are_statuses_and_clear_errors():
     bad[1] = 5
     with pytest.raises(ObookError, match="consistent"):
         mine_probabilities(bad, p, q, 2)
+
+
+@pytest.mark.parametrize("p,q,n_mines", [(5, 5, 5), (6, 6, 9)])
+def test_layout_counts_and_the_chances_of_what_a_click_shows(p, q, n_mines):
+    """log_layouts counts the consistent layouts; revealing a hidden cell as each possible count splits
+    them, so the chances of the counts add up to the cell's chance of being safe (impossible counts,
+    e.g. more mines than hidden neighbours, get none)."""
+    nbr, deg = neighbour_table(p, q)
+    checked = 0
+    for game in random_positions(p, q, n_mines, range(5)):
+        hidden = np.flatnonzero(game.obs == UNKNOWN)
+        if hidden.size <= n_mines or math.comb(hidden.size, n_mines) > 300_000:
+            continue
+        status, log_total = log_layouts(game.obs, n_mines, nbr, deg)
+        assert status == COUNT_OK
+        assert math.exp(log_total) == pytest.approx(len(consistent_layouts(game.obs, n_mines, p, q)))
+        prob = mine_probabilities(game.obs, p, q, n_mines)
+        cell = int(hidden[checked % hidden.size])
+        safe = 0.0
+        for shown in range(9):
+            child = game.obs.copy()
+            child[cell] = shown
+            status, log_child = log_layouts(child, n_mines, nbr, deg)
+            if status == COUNT_OK:
+                assert shown <= deg[cell]
+                safe += math.exp(log_child - log_total)
+        assert safe == pytest.approx(1.0 - prob[cell], abs=1e-12)
+        checked += 1
+    assert checked >= 10
