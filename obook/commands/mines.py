@@ -60,7 +60,8 @@ def register(subparsers) -> None:
     bench.add_argument("--board", default="beginner", choices=list(STANDARD_BOARDS), help="standard board")
     bench.add_argument("--games", type=int, default=100, help="number of games (default 100)")
     bench.add_argument("--solver", default="greedy", choices=list(SOLVERS),
-                       help="greedy (exact probabilities, least likely cell) or bsr-uct (the strongest search)")
+                       help="greedy (exact probabilities, least likely cell), lookahead (one click ahead among "
+                       "the near-safest cells) or bsr-uct (the strongest search)")
     bench.add_argument("--sims", type=int, default=None,
                        help="bsr-uct: simulations per searched move (default 20000, expert 3000)")
     bench.add_argument("--seed", type=int, default=0, help="seed of the first game (game i uses seed+i)")
@@ -190,8 +191,8 @@ def cmd_bench(args) -> int:
     p, q, n_mines = STANDARD_BOARDS[args.board]
     row, col = STANDARD_FIRST[args.board]
     first = parse_cell(args.first, p, q) if args.first is not None else row * q + col
-    if args.solver == "greedy":
-        cfg = PlayerConfig(solver="greedy", first=first)
+    if args.solver != "bsr-uct":
+        cfg = PlayerConfig(solver=args.solver, first=first)
     else:
         cfg = PlayerConfig(sims=args.sims or STANDARD_SIMS[args.board], **{**STANDARD_BSR_UCT, "first": first})
     player = Player(p, q, n_mines, cfg)

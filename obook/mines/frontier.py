@@ -440,7 +440,16 @@ def log_layouts(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
 
 def frontier_probabilities(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
                            fixed: np.ndarray | None = None, max_table: int = MAX_TABLE) -> tuple[int, np.ndarray]:
-    """``(status, prob)``: the exact mine probability of every cell given ``obs`` (0 on revealed cells).
+    """``(status, prob)`` of ``counted_probabilities``."""
+    status, prob, _ = counted_probabilities(obs, n_mines, nbr, deg, fixed, max_table)
+    return status, prob
+
+
+def counted_probabilities(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray,
+                          fixed: np.ndarray | None = None,
+                          max_table: int = MAX_TABLE) -> tuple[int, np.ndarray, float]:
+    """``(status, prob, log_layouts)``: the exact mine probability of every cell given ``obs`` (0 on
+    revealed cells), and the log of the number of layouts consistent with it.
 
     ``fixed`` (FREE, SAFE or MINE per cell) may carry what earlier positions of the game proved (a
     proved mine stays one); it is not modified. ``settle`` adds what single counts prove, the rest is
@@ -453,7 +462,7 @@ def frontier_probabilities(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: 
     counted = _count(obs, n_mines, nbr, deg, fixed, max_table)
     prob, bn, prefix, suffix = counted.prob, counted.bn, counted.prefix, counted.suffix
     if counted.status != COUNT_OK:
-        return counted.status, prob
+        return counted.status, prob, counted.log_layouts
     for i, (order, cut_start, table, succ) in enumerate(counted.passes):
         others = np.convolve(prefix[i], suffix[i + 1])
         m = order.size
@@ -464,7 +473,7 @@ def frontier_probabilities(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: 
         t = np.arange(everything.size)
         w = everything * bn[: everything.size]
         prob[interior] = float(np.dot(w, counted.n_mines - t)) / float(w.sum()) / interior.size
-    return COUNT_OK, prob
+    return COUNT_OK, prob, counted.log_layouts
 
 
 def mine_probabilities(obs: np.ndarray, p: int, q: int, n_mines: int) -> np.ndarray:

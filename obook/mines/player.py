@@ -2,8 +2,8 @@
 
 ``Player`` decides each move with one of two solvers: ``bsr-uct`` searches with an
 ``obook.mines.engine.BsrUct`` (and the exact belief when it asks for shortcuts or candidates); ``greedy``
-clicks a cell the exact probabilities (``obook.mines.frontier``) prove safe, else the least likely mine
-(``greedy_choice``). ``play_games`` is the loop of ``obook mines play``, ``obook mines bench`` and the
+and ``lookahead`` click a cell the exact probabilities (``obook.mines.frontier``) prove safe, else guess
+with ``obook.mines.guesses`` (the least likely mine, or a one-click lookahead among the near-safest). ``play_games`` is the loop of ``obook mines play``, ``obook mines bench`` and the
 benchmarks.
 """
 
@@ -19,11 +19,12 @@ from obook.errors import ObookError
 from obook.mines.engine import BsrUct, SamplerGaveUp, SearchResult
 from obook.mines.frontier import COUNT_INCONSISTENT, COUNT_OK, MINE, frontier_probabilities, no_fixed_cells
 from obook.mines.game import PLAYING, UNKNOWN, WON, MinesGame
+from obook.mines.guesses import greedy_choice, lookahead_choice
 from obook.mines.samplers import EXACT_SAMPLED, exact_probabilities, sample_layouts
 from obook.stats import wilson_interval
 
 PLAYER_MAX_TRIES = 2_000_000  # rejection draws per position before a player falls back (about 1 s)
-SOLVERS = ("bsr-uct", "greedy")
+SOLVERS = ("bsr-uct", "greedy", "lookahead")
 STANDARD_BSR_UCT = {"sampler": "exact", "belief": "root", "policy": "safe-first", "shortcut": True,
                     "candidates": 8, "reward": "win", "c_uct": 0.3, "first": "center"}  # strongest BSR-UCT
 STANDARD_SIMS = {"beginner": 20000, "intermediate": 20000, "expert": 3000}  # its simulations per move
@@ -32,7 +33,6 @@ STANDARD_SIMS = {"beginner": 20000, "intermediate": 20000, "expert": 3000}  # it
 STANDARD_FIRST = {"beginner": (2, 2), "intermediate": (2, 2), "expert": (3, 3)}
 PUBLISHED_BEST = {"beginner": 0.9717, "intermediate": 0.8908, "expert": 0.5345}  # PSEQ-D256, same rule
 WARM_UP_SEED = 10**9  # a throwaway game, so that think times exclude loading compiled code
-TIE = 1e-9  # greedy: probabilities this close to the lowest count as equally low
 FALLBACK_LAYOUTS = 4000  # greedy: layouts sampled when the exact count fails (never seen on standard boards)
 
 
@@ -46,8 +46,8 @@ class PlayerConfig:
     ``shortcut``: reveal a cell the exact belief proves safe without searching (never loses value: the
     cell must be revealed sooner or later and its count only adds information). ``candidates``: when > 0,
     the root considers only that many cells least likely to hold a mine (exact belief). ``reward``:
-    ``score`` (the paper) or ``win``. ``solver``: ``bsr-uct`` (the search, every option above) or
-    ``greedy`` (``greedy_choice``; it only reads ``first``).
+    ``score`` (the paper) or ``win``. ``solver``: ``bsr-uct`` (the search, every option above),
+    ``greedy`` (``greedy_choice``) or ``lookahead`` (``lookahead_choice``); these two only read ``first``.
     """
 
     solver: str = "bsr-uct"
@@ -96,20 +96,6 @@ def first_click_cell(first: str | int, p: int, q: int) -> int | None:
     raise ObookError(f"first click {first!r}: use search, center, corner or ROW,COL")
 
 
-def greedy_choice(obs: np.ndarray, prob: np.ndarray, deg: np.ndarray, nbr: np.ndarray) -> int:
-    """The greedy rule: the hidden cell least likely to hold a mine; among cells within ``TIE`` of the
-    lowest probability, the one with the fewest hidden neighbours (a corner before an edge before the
-    middle, a cell hugging the revealed area before one in the open: its count is likelier to be small,
-    a zero opens an area), then the lowest index. A proved-safe cell (probability 0) always wins."""
-    hidden = np.flatnonzero(obs == UNKNOWN)
-    p = prob[hidden]
-    near = hidden[p <= p.min() + TIE]
-    if near.size == 1:
-        return int(near[0])
-    hidden_nbrs = [(int(np.count_nonzero(obs[nbr[c, : deg[c]]] == UNKNOWN)), int(c)) for c in near]
-    return min(hidden_nbrs)[1]
-
-
 class Player:
     """Plays Mines under a ``PlayerConfig``: BSR-UCT or the greedy solver."""
 
@@ -140,7 +126,7 @@ class Player:
         obs = game.obs
         if game.revealed == 0 and self.fixed_first is not None:
             return self.fixed_first, None
-        if cfg.solver == "greedy":
+        if cfg.solver != "bsr-uct":
             return self._greedy(game, seed), None
         ex = None
         allowed = None
@@ -170,7 +156,7 @@ class Player:
         return result.cell, result
 
     def _greedy(self, game: MinesGame, seed: int) -> int:
-        """``greedy_choice`` on the exact probabilities; every cell they prove safe is queued, so that
+        """Greedy or lookahead on the exact probabilities; every cell they prove safe is queued, so that
         the count runs again only when the queue is empty (a proved-safe cell stays safe)."""
         if self._proved_for is not game:
             self._new_game(game)
@@ -197,6 +183,8 @@ class Player:
         if status == COUNT_OK and safe.size:
             self._proved_safe = [int(c) for c in safe[::-1]]
             return self._proved_safe.pop()
+        if self.config.solver == "lookahead" and status == COUNT_OK:
+            return lookahead_choice(obs, prob, self.n_mines, engine.nbr, engine.deg, self._proved_mines)
         return greedy_choice(obs, prob, engine.deg, engine.nbr)
 
     def _new_game(self, game: MinesGame) -> None:

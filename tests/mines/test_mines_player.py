@@ -8,7 +8,8 @@ from scipy import stats
 from obook.errors import ObookError
 from obook.mines.frontier import mine_probabilities
 from obook.mines.game import PLAYING, UNKNOWN, MinesGame, neighbour_table
-from obook.mines.player import TIE, Player, PlayerConfig, greedy_choice, play_games
+from obook.mines.guesses import NEAR_SAFEST, TIE, greedy_choice
+from obook.mines.player import Player, PlayerConfig, play_games
 from obook.stats import wilson_interval
 
 
@@ -85,3 +86,27 @@ def test_greedy_wins_most_beginner_games():
 def test_unknown_solver_is_a_clear_error():
     with pytest.raises(ObookError, match="unknown solver"):
         Player(4, 4, 3, PlayerConfig(solver="minimax"))
+
+
+def test_lookahead_clicks_proved_safe_cells_else_guesses_among_the_near_safest():
+    player = Player(6, 6, 7, PlayerConfig(solver="lookahead", first="center"))
+    guesses = 0
+    for seed in range(8):
+        game = MinesGame(6, 6, 7, seed=seed)
+        move = 0
+        while game.status == PLAYING:
+            cell, _ = player.choose(game, move)
+            if game.revealed:
+                prob = mine_probabilities(game.obs, 6, 6, 7)
+                lowest = prob[game.obs == UNKNOWN].min()
+                assert prob[cell] <= lowest * (1 + NEAR_SAFEST) + TIE
+                assert lowest > 0 or prob[cell] == 0.0
+                guesses += lowest > 0
+            game.click(cell)
+            move += 1
+    assert guesses > 0
+
+
+def test_lookahead_wins_most_beginner_games():
+    wins = sum(r.won for r in play_games(9, 9, 10, PlayerConfig(solver="lookahead", first=20), 200))
+    assert wins >= 180
