@@ -118,8 +118,9 @@ class Player:
     def choose(self, game: MinesGame, seed: int) -> tuple[int, SearchResult | None]:
         """The next click for ``game`` and the search behind it (None when no search was needed).
 
-        When the exact enumeration is too long (huge frontiers on expert boards) the move is searched
-        with Metropolis with inheritance instead; when rejection gives up (a position whose consistent
+        When the exact enumeration is too long (huge frontiers on expert boards) the shortcut and the
+        candidates read the count of ``obook.mines.frontier`` and the move is searched with Metropolis with
+        inheritance; when rejection gives up (a position whose consistent
         layouts are too rare to hit) it is searched with the exact sampler. ``self.fallbacks`` counts both.
         """
         cfg = self.config
@@ -135,8 +136,13 @@ class Player:
             ex = engine.prepare(obs, seed)
             if ex is not None:
                 self.reservoir_moves += ex.status == EXACT_SAMPLED
+            prob = None
             if ex is not None and (cfg.shortcut or cfg.candidates > 0):
                 prob = exact_probabilities(ex, self.n_mines, game.n)
+            elif cfg.shortcut or cfg.candidates > 0:  # the enumeration gave up: count instead
+                status, counted = frontier_probabilities(obs, self.n_mines, engine.nbr, engine.deg)
+                prob = counted if status == COUNT_OK else None
+            if prob is not None:
                 hidden = np.flatnonzero(obs == UNKNOWN)
                 if cfg.shortcut:
                     sure = hidden[prob[hidden] <= 1e-12]
