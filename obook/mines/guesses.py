@@ -2,9 +2,11 @@
 
 ``greedy_choice`` clicks the least likely mine. ``lookahead_choice`` also weighs what the click will
 show: for each of the near-safest cells and each count it can show, the count of ``obook.mines.frontier``
-gives the chance of that count (a ratio of layout numbers) and the probabilities after it; a click
-"makes progress" when it leaves a cell proved safe (or wins). The score, K * P(safe) + (1 - K) *
-P(safe and progress), trades a little safety for guesses that are not followed by another guess at once.
+gives the chance of that count (a ratio of layout numbers) and the probabilities after it. Its progress
+is the number of cells proved safe after it, capped at ``PROGRESS_CAP`` and divided by it (a win counts
+as full progress), averaged over what the click can show (0 when it hits a mine). The score,
+K * P(safe) + (1 - K) * progress, trades a little safety for guesses that are not followed by another
+guess at once.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from obook.mines.frontier import COUNT_OK, counted_probabilities, log_layouts
 from obook.mines.game import UNKNOWN
 
 TIE = 1e-9  # probabilities this close to the lowest count as equally low
-SAFETY_WEIGHT = 0.8  # lookahead: K above
+SAFETY_WEIGHT = 0.7  # lookahead: K above
+PROGRESS_CAP = 3  # lookahead: proved-safe cells after a click beyond this many count no more
 NEAR_SAFEST = 0.3  # lookahead: cells whose probability is within this fraction above the lowest
 LOOKAHEAD_CELLS = 12  # lookahead: at most this many of them, the likeliest safe first
 
@@ -63,8 +66,11 @@ def lookahead_choice(obs: np.ndarray, prob: np.ndarray, n_mines: int, nbr: np.nd
             if status != COUNT_OK:
                 continue
             still_hidden = child == UNKNOWN
-            if (after[still_hidden] == 0.0).any() or int(still_hidden.sum()) == n_mines:
-                progress += math.exp(log_child - log_total)
+            if int(still_hidden.sum()) == n_mines:
+                gained = 1.0
+            else:
+                gained = min(PROGRESS_CAP, int(np.count_nonzero(after[still_hidden] == 0.0))) / PROGRESS_CAP
+            progress += math.exp(log_child - log_total) * gained
         key = (SAFETY_WEIGHT * (1.0 - prob[cell]) + (1.0 - SAFETY_WEIGHT) * progress, -prob[cell])
         if best_key is None or key > best_key:
             best_key, best_cell = key, cell
