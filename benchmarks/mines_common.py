@@ -15,9 +15,7 @@ from dataclasses import asdict, replace
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from obook.mines.player import Player, PlayerConfig, summarise
-
-WARM_UP_SEED = 10**9  # a throwaway game per worker, so that think times exclude loading compiled code
+from obook.mines.player import WARM_UP_SEED, Player, PlayerConfig, summarise
 DOCS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs")
 
 

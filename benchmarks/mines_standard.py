@@ -17,12 +17,11 @@ import time
 
 from mines_common import DOCS, emit, read_results, run_games
 
+from obook.mines.player import STANDARD_BSR_UCT as BEST
 from obook.mines.player import PlayerConfig
 
 BOARDS = [("beginner", 9, 9, 10, 2000, 0.972), ("intermediate", 16, 16, 40, 1000, 0.891),
           ("expert", 16, 30, 99, 500, 0.535)]
-BEST = {"sampler": "exact", "belief": "root", "policy": "safe-first", "shortcut": True, "candidates": 8,
-        "reward": "win", "c_uct": 0.3, "first": "center"}
 
 
 def main() -> None:

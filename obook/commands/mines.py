@@ -1,4 +1,5 @@
-"""``obook mines play`` and ``obook mines show``: thin front ends over ``obook.mines.player`` and ``samplers``."""
+"""``obook mines play``, ``bench`` and ``show``: thin front ends over ``obook.mines.player``, ``frontier`` and
+``samplers``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,19 @@ import numpy as np
 
 from obook.errors import ObookError
 from obook.mines.engine import BELIEF_MODES, REWARDS
-from obook.mines.player import PLAYER_MAX_TRIES, Player, PlayerConfig, play_games, summarise
+from obook.mines.player import (
+    PLAYER_MAX_TRIES,
+    PUBLISHED_BEST,
+    SOLVERS,
+    STANDARD_BSR_UCT,
+    STANDARD_FIRST,
+    STANDARD_SIMS,
+    WARM_UP_SEED,
+    Player,
+    PlayerConfig,
+    play_games,
+    summarise,
+)
 from obook.mines.playouts import POLICIES
 from obook.mines.game import (
     PLAYING,
@@ -22,11 +35,12 @@ from obook.mines.game import (
     parse_cell,
     parse_size,
 )
-from obook.mines.samplers import SAMPLERS, mine_probabilities, sample_layouts
+from obook.mines.frontier import mine_probabilities
+from obook.mines.samplers import SAMPLERS, sample_layouts
 
 
 def register(subparsers) -> None:
-    """Add the ``mines`` command and its ``play`` and ``show`` sub-commands."""
+    """Add the ``mines`` command and its ``play``, ``bench`` and ``show`` sub-commands."""
     mines = subparsers.add_parser("mines", help="Mines with belief-state sampling and BSR-UCT",
                                   description="Mines (Gnomine rules) played by BSR-UCT.")
     sub = mines.add_subparsers(dest="mines_command", metavar="SUBCOMMAND")
@@ -38,6 +52,24 @@ def register(subparsers) -> None:
     play.add_argument("--games", type=int, default=10, help="number of games (default 10)")
     play.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     play.set_defaults(func=cmd_play)
+
+    bench = sub.add_parser("bench", help="win rate of a solver on a standard board, with its 95%% interval",
+                           description="Play seeded games (game i uses seed+i) on a standard board (the first "
+                           "click and its 8 neighbours are mine free), and print the win rate, its "
+                           "95%% Wilson interval and the think time per game, beside the best published rate.")
+    bench.add_argument("--board", default="beginner", choices=list(STANDARD_BOARDS), help="standard board")
+    bench.add_argument("--games", type=int, default=100, help="number of games (default 100)")
+    bench.add_argument("--solver", default="greedy", choices=list(SOLVERS),
+                       help="greedy (exact probabilities, least likely cell), lookahead (one click ahead among "
+                       "the near-safest cells) or bsr-uct (the strongest search)")
+    bench.add_argument("--sims", type=int, default=None,
+                       help="bsr-uct: simulations per searched move (default 20000, expert 3000)")
+    bench.add_argument("--seed", type=int, default=0, help="seed of the first game (game i uses seed+i)")
+    bench.add_argument("--first", default=None, metavar="ROW,COL",
+                       help="first click (0-based); default the best known for the rule: 2,2 (beginner, "
+                       "intermediate), 3,3 (expert)")
+    bench.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    bench.set_defaults(func=cmd_bench)
 
     show = sub.add_parser("show", help="print a board with the mine probability of every hidden cell")
     _board_args(show)
@@ -148,6 +180,42 @@ def cmd_play(args) -> int:
     print(f"first clicks: {firsts}")
     if s["fallback_searches"]:
         print(f"searches handed to a fallback sampler: {s['fallback_searches']}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    if args.games < 1:
+        raise ObookError(f"--games {args.games} must be at least 1")
+    if args.sims is not None and args.sims < 1:
+        raise ObookError(f"--sims {args.sims} must be at least 1")
+    p, q, n_mines = STANDARD_BOARDS[args.board]
+    row, col = STANDARD_FIRST[args.board]
+    first = parse_cell(args.first, p, q) if args.first is not None else row * q + col
+    if args.solver != "bsr-uct":
+        cfg = PlayerConfig(solver=args.solver, first=first)
+    else:
+        cfg = PlayerConfig(sims=args.sims or STANDARD_SIMS[args.board], **{**STANDARD_BSR_UCT, "first": first})
+    player = Player(p, q, n_mines, cfg)
+    player.play(WARM_UP_SEED)  # load compiled code before the clock starts
+    t0 = time.perf_counter()
+    s = summarise(play_games(p, q, n_mines, cfg, args.games, args.seed, player))
+    wall = time.perf_counter() - t0
+    command = (f"obook mines bench --board {args.board} --games {args.games} --solver {args.solver} --seed {args.seed}"
+               f" --first {first // q},{first % q}" + (f" --sims {cfg.sims}" if args.solver == "bsr-uct" else ""))
+    if args.json:
+        print(json.dumps({"board": args.board, "rows": p, "cols": q, "mines": n_mines, "solver": args.solver,
+                          "command": command, "config": vars(cfg), "published_best": PUBLISHED_BEST[args.board],
+                          "wall_seconds": wall, **s}, indent=2))
+        return 0
+    lo, hi = s["win_rate_ci95"]
+    print(f"{args.board} {p}x{q}/{n_mines}, solver {args.solver}, first click ({first // q},{first % q}), "
+          f"seeds {args.seed}..{args.seed + args.games - 1}")
+    print(f"games {s['games']}  wins {s['wins']}  win rate {s['win_rate']:.4f} (95% CI {lo:.4f}-{hi:.4f})  "
+          f"best published {PUBLISHED_BEST[args.board]:.4f}")
+    print(f"time per game {s['seconds_per_game']:.3f} s  per move {1000 * s['seconds_per_move']:.2f} ms  "
+          f"mean score {s['mean_score']:.4f} ± {s['mean_score_se']:.4f}")
+    if s["fallback_searches"]:
+        print(f"moves decided by a fallback (sampled probabilities or another sampler): {s['fallback_searches']}")
     return 0
 
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from obook.errors import ObookError
 from obook.jit import cold, hot
+from obook.mines.frontier import FREE, frontier_constraints
 from obook.mines.game import UNKNOWN, copy_cells, neighbour_table
 from obook.rng import make_rng, rand_below, rand_float
 
@@ -264,66 +265,11 @@ def exact_prepare(obs, n_mines, nbr, deg, reservoir, max_steps, rng):
     class overflows: ``status`` is then EXACT_SAMPLED instead of EXACT_OK. EXACT_TOO_BIG: more than
     ``max_steps`` backtracking steps; EXACT_INCONSISTENT: no layout fits.
     """
-    n = obs.size
-    cons_target = np.empty(n, np.int32)
-    cons_nvar = np.zeros(n, np.int32)
-    cons_var = np.empty((n, 8), np.int32)
-    fidx = np.full(n, -1, np.int32)
-    cell_ncons = np.zeros(n, np.int32)
-    cell_cons = np.empty((n, 8), np.int32)
-    n_cons = 0
-    for c in range(n):
-        if obs[c] == UNKNOWN:
-            continue
-        nv = 0
-        for k in range(deg[c]):
-            d = nbr[c, k]
-            if obs[d] == UNKNOWN:
-                cons_var[n_cons, nv] = d
-                nv += 1
-        if nv > 0:
-            cons_target[n_cons] = obs[c]
-            cons_nvar[n_cons] = nv
-            for k in range(nv):
-                d = cons_var[n_cons, k]
-                cell_cons[d, cell_ncons[d]] = n_cons
-                cell_ncons[d] += 1
-            n_cons += 1
-    # components in breadth-first order, so that backtracking meets each constraint's cells together
-    front = np.empty(n, np.int32)
-    comp_start = np.zeros(n + 1, np.int32)
-    n_front = 0
-    n_comp = 0
-    for c in range(n):
-        if obs[c] != UNKNOWN or cell_ncons[c] == 0 or fidx[c] >= 0:
-            continue
-        comp_start[n_comp] = n_front
-        fidx[c] = n_front
-        front[n_front] = c
-        n_front += 1
-        head = comp_start[n_comp]
-        while head < n_front:
-            x = front[head]
-            head += 1
-            for a in range(cell_ncons[x]):
-                j = cell_cons[x, a]
-                for b in range(cons_nvar[j]):
-                    y = cons_var[j, b]
-                    if fidx[y] < 0:
-                        fidx[y] = n_front
-                        front[n_front] = y
-                        n_front += 1
-        n_comp += 1
-    comp_start[n_comp] = n_front
-    comp_start = comp_start[: n_comp + 1].copy()
-    n_int = 0
-    interior = np.empty(n, np.int32)
-    for c in range(n):
-        if obs[c] == UNKNOWN and cell_ncons[c] == 0:
-            interior[n_int] = c
-            n_int += 1
-    interior = interior[:n_int].copy()
-    front = front[:n_front].copy()
+    (n_cons, cons_target, cons_nvar, cons_var, cell_ncons, cell_cons, front, comp_start,
+     interior) = frontier_constraints(obs, nbr, deg, np.full(obs.size, FREE, np.int8))
+    n_comp = comp_start.size - 1
+    n_front = front.size
+    n_int = interior.size
 
     # reservoirs: res_cap[c] solutions of m cells for each k in 0..m
     res_cap = np.zeros(n_comp + 1, np.int64)
@@ -600,10 +546,3 @@ def sample_layouts(obs: np.ndarray, p: int, q: int, n_mines: int, sampler: str, 
     if got < count:
         raise ObookError(f"rejection sampler gave up after {max_tries} layouts without a consistent one")
     return out
-
-
-def mine_probabilities(obs: np.ndarray, p: int, q: int, n_mines: int) -> np.ndarray:
-    """Exact mine probability of every cell given ``obs`` (0 on revealed cells)."""
-    obs = np.ascontiguousarray(obs, dtype=np.int8)
-    nbr, deg = neighbour_table(p, q)
-    return exact_probabilities(prepare_exact(obs, n_mines, nbr, deg), n_mines, p * q)

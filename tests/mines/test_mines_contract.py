@@ -12,7 +12,8 @@ import pytest
 
 from obook.errors import ObookError
 from obook.mines.game import LOST, PLAYING, UNKNOWN, WON, MinesGame, count_around
-from obook.mines.samplers import mine_probabilities, sample_layouts
+from obook.mines.frontier import mine_probabilities
+from obook.mines.samplers import sample_layouts
 
 CASES = [(5, 5, 5, 1), (9, 9, 10, 2), (16, 16, 40, 3), (6, 8, 12, 4)]
 

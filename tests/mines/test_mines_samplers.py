@@ -5,8 +5,6 @@ different numbers of mines: then the interior weighting C(interior, mines left) 
 got it wrong would fail the chi-square test.
 """
 
-import itertools
-
 import numpy as np
 import pytest
 from scipy import stats
@@ -19,38 +17,16 @@ from obook.mines.game import (
     neighbour_table,
     position_from_ascii,
 )
+from obook.mines.frontier import mine_probabilities
 from obook.mines.samplers import (
     draw_metropolis,
     make_work,
-    mine_probabilities,
+    prepare_exact,
+    exact_probabilities,
     sample_layouts,
 )
 from obook.rng import make_rng
-
-
-def consistent_layouts(obs, n_mines, p, q):
-    """All layouts of ``n_mines`` on hidden cells matching every revealed count (vectorised brute force)."""
-    nbr, deg = neighbour_table(p, q)
-    n = p * q
-    hidden = np.flatnonzero(obs == UNKNOWN)
-    combos = np.array(list(itertools.combinations(hidden, n_mines)))
-    z = np.zeros((len(combos), n), np.uint8)
-    z[np.arange(len(combos))[:, None], combos] = 1
-    shown = np.flatnonzero(obs != UNKNOWN)
-    adj = np.zeros((n, shown.size), np.int32)
-    for j, c in enumerate(shown):
-        adj[nbr[c, : deg[c]], j] = 1
-    ok = ((z.astype(np.int32) @ adj) == obs[shown].astype(np.int32)).all(axis=1)
-    return z[ok]
-
-
-def frontier_mask(obs, p, q):
-    nbr, deg = neighbour_table(p, q)
-    front = np.zeros(p * q, bool)
-    for c in np.flatnonzero(obs != UNKNOWN):
-        for d in nbr[c, : deg[c]]:
-            front[d] |= obs[d] == UNKNOWN
-    return front
+from tests.mines.brute import consistent_layouts, frontier_mask
 
 
 def find_positions(p, q, n_mines, count, lo=8, hi=60):
@@ -87,13 +63,21 @@ def layout_chisquare(samples, layouts):
     return stats.chisquare(counts).pvalue
 
 
+def enumerated_probabilities(obs, p, q, n_mines):
+    """The exact sampler's probabilities (its enumeration), beside the counted ones of ``frontier``."""
+    nbr, deg = neighbour_table(p, q)
+    return exact_probabilities(prepare_exact(obs, n_mines, nbr, deg), n_mines, p * q)
+
+
+@pytest.mark.parametrize("probabilities", [mine_probabilities, enumerated_probabilities])
 @pytest.mark.parametrize("p,q,n_mines,obs,layouts", POSITIONS)
-def test_exact_probabilities_match_brute_force(p, q, n_mines, obs, layouts):
-    prob = mine_probabilities(obs, p, q, n_mines)
+def test_exact_probabilities_match_brute_force(p, q, n_mines, obs, layouts, probabilities):
+    prob = probabilities(obs, p, q, n_mines)
     assert np.allclose(prob, layouts.mean(axis=0), atol=1e-12)
 
 
-def test_exact_probabilities_with_several_components_and_interior():
+@pytest.mark.parametrize("probabilities", [mine_probabilities, enumerated_probabilities])
+def test_exact_probabilities_with_several_components_and_interior(probabilities):
     p, q, mines, obs = position_from_ascii(
         """
         o o o . o o o
@@ -104,7 +88,7 @@ def test_exact_probabilities_with_several_components_and_interior():
     n_mines = int(mines.sum()) + 1
     layouts = consistent_layouts(obs, n_mines, p, q)
     assert len({int(z[frontier_mask(obs, p, q)].sum()) for z in layouts}) >= 2
-    assert np.allclose(mine_probabilities(obs, p, q, n_mines), layouts.mean(axis=0), atol=1e-12)
+    assert np.allclose(probabilities(obs, p, q, n_mines), layouts.mean(axis=0), atol=1e-12)
 
 
 @pytest.mark.parametrize("sampler", ["exact", "rejection"])
