@@ -16,6 +16,16 @@ def gnugo_path():
 
 
 @pytest.fixture(scope="session")
+def compiled_engine():
+    """The engine compiled into the numba cache before a test starts ``obook build`` processes, so
+    that their deadlines measure play, not minutes of a cold compile (the build's own warm-up then
+    loads what this one wrote)."""
+    from obook.book.selfplay import warm_up
+
+    warm_up()
+
+
+@pytest.fixture(scope="session")
 def shared_dir():
     if not SHARED.is_dir():
         pytest.skip("../shared is absent")

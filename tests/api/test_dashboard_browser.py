@@ -74,7 +74,7 @@ def _stop(process: subprocess.Popen, sig=signal.SIGINT) -> None:
 
 
 @pytest.fixture
-def live_service(tmp_path):
+def live_service(tmp_path, compiled_engine):
     """A store with a build playing games into it and ``obook serve`` reading it: the service URL."""
     from obook.store.migrate import upgrade
 

@@ -47,7 +47,7 @@ def counts(url: str, name: str) -> dict:
         return game_counts(conn, book.id).get(book.id, {})
 
 
-def test_build_is_interrupted_and_continues(tmp_path):
+def test_build_is_interrupted_and_continues(tmp_path, compiled_engine):
     url = f"sqlite:///{tmp_path / 'b.db'}"
     process = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "k", "--games", "30",
                                 "--workers", "2", "--quiet", *BUILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -74,7 +74,7 @@ def test_build_is_interrupted_and_continues(tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-def test_two_builders_on_one_book(kind, tmp_path, request):
+def test_two_builders_on_one_book(kind, tmp_path, request, compiled_engine):
     if kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'b.db'}"
     else:
