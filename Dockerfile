@@ -12,7 +12,7 @@ COPY workers ./workers
 COPY api ./api
 COPY migrations ./migrations
 RUN pip install . \
-    && python -c "from obook.grid.slices import warm_up; warm_up()" \
+    && python -c "from obook.book.selfplay import warm_up; warm_up()" \
     && useradd --system --uid 1000 obook \
     && chown -R obook /opt/obook
 
