@@ -221,11 +221,11 @@ class SelfPlayer:
     # ---- the end --------------------------------------------------------------------------------
 
     def outcome(self, game: GameRow, position: Position) -> Outcome:
-        """Area score with komi after removing the stones that playouts from here find dead."""
-        from obook.playout.ownership import score_without_dead, stone_status
+        """Area score with komi, the stones that playouts from here find dead counted for their capturer."""
+        from obook.playout.ownership import final_score, stone_status
 
         status = stone_status(position, OWNERSHIP_PLAYOUTS, self.config.policy, seed=move_seed(game.seed, 10**6))
-        score = float(score_without_dead(position, status))
+        score = float(final_score(position, status))
         if score == 0:
             return Outcome("0", None, 0.0)
         winner = "B" if score > 0 else "W"

@@ -286,9 +286,9 @@ class GTPEngine(GTPProtocol):
         return self._status_cache[1]
 
     def cmd_final_score(self, args: list[str]) -> str:
-        from obook.playout.ownership import score_without_dead
+        from obook.playout.ownership import final_score
 
-        score = score_without_dead(self.position, self._stone_status())
+        score = final_score(self.position, self._stone_status())
         return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score < 0 else "0"
 
     def cmd_final_status_list(self, args: list[str]) -> str:

@@ -5,6 +5,9 @@ game; the board alone cannot say. Random playouts from the position answer it th
 a stone that is usually replaced by the opponent's area by the end of a playout is dead. Seki is the
 exception random playouts get wrong (whoever fills a shared liberty first loses the group), so
 strings in a simple seki are recognised from the board before the playouts are consulted.
+
+``final_area``/``final_score`` are the one count of a finished game (GTP ``final_score``, the result of
+a self-play game): a dead stone is a point of the side that captures it.
 """
 
 from __future__ import annotations
@@ -140,9 +143,20 @@ def seki_strings(position: Position, strings: list[tuple[int, list[int]]]) -> se
     return found
 
 
-def area_without(position: Position, removed: set[int]) -> tuple[int, int]:
-    """Chinese area (Black, White) after taking the ``removed`` stones off the board."""
-    color = {p: (EMPTY if p in removed else int(position.board.color[p])) for p in position.points()}
+def final_area(position: Position, dead: set[int]) -> tuple[int, int]:
+    """Chinese area (Black, White) at the end of a game whose ``dead`` stones are counted for the
+    side that captures them: each dead stone is a point of the other colour (as if it had been
+    captured and the point filled), and an empty region whose border, so counted, is of one colour
+    only is that colour's area. An empty point next to both colours (a dame, a shared liberty of a
+    seki) is nobody's; the eyes of a group in seki are its owner's. This is Tromp-Taylor area counting
+    on the board once the dead stones are the capturer's."""
+    def owner(p: int) -> int:
+        c = int(position.board.color[p])
+        if p in dead and c in (BLACK, WHITE):
+            return WHITE if c == BLACK else BLACK
+        return c
+
+    color = {p: owner(p) for p in position.points()}
     w = position.size + 2
     black = sum(1 for c in color.values() if c == BLACK)
     white = sum(1 for c in color.values() if c == WHITE)
@@ -160,9 +174,10 @@ def area_without(position: Position, removed: set[int]) -> tuple[int, int]:
     return black, white
 
 
-def score_without_dead(position: Position, status: StoneStatus) -> float:
-    """Black's area minus White's minus komi once the dead stones are removed."""
-    black, white = area_without(position, status.dead_points())
+def final_score(position: Position, status: StoneStatus) -> float:
+    """Black's final area minus White's minus komi, the dead stones of ``status`` counted for their
+    capturer (``final_area``)."""
+    black, white = final_area(position, status.dead_points())
     return black - white - position.komi
 
 

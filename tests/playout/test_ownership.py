@@ -1,5 +1,6 @@
-"""Dead stones from playouts (``obook/playout/ownership.py``): statuses, seki, the score without the
-dead, checked against GNU Go's ``final_status_list`` when it is installed."""
+"""Dead stones from playouts (``obook/playout/ownership.py``): statuses, seki, the final count with the
+dead stones counted for their capturer, checked against GNU Go's ``final_status_list`` and
+``final_score`` when it is installed."""
 
 import numpy as np
 import pytest
@@ -10,10 +11,10 @@ from obook.playout.ownership import (
     ALIVE,
     DEAD,
     SEKI,
-    area_without,
     board_strings,
     estimate_ownership,
-    score_without_dead,
+    final_area,
+    final_score,
     stone_status,
 )
 
@@ -53,13 +54,54 @@ def test_clearly_dead_stones_are_dead_and_the_walls_alive():
     assert vertices(position, status.dead_points()) == ["B1", "F1"]
 
 
-def test_score_without_dead_counts_their_points_for_the_owner():
+# A dead white stone (B1) beside a point that touches both colours (C1). Counted by hand: Black has
+# 8 stones, 10 points A3-B7, B1 (the dead stone, Black's once captured) and A1 (its region now touches
+# Black only): 20; White 7 stones and 21 points: 28; C1 is nobody's. Taking B1 off instead made
+# A1-B1-C1 one region touching both colours, nobody's: Black 18.
+DEAD_BESIDE_DAME = """
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    X X X O . . .
+    . O . O . . .
+    """
+
+
+def test_final_count_gives_dead_stones_and_their_points_to_the_capturer():
     position = Position.from_ascii(DEAD_STONES, to_move="B", komi=0.5)
     status = stone_status(position, playouts=400, seed=3)
-    # Black: 9 stones + 12 points of area (B1 taken off); White: 10 stones + 18 points (F1 taken off).
-    assert area_without(position, status.dead_points()) == (21, 28)
-    assert score_without_dead(position, status) == pytest.approx(21 - 28 - 0.5)
-    assert area_without(position, set()) == (18, 23)  # with the dead on, their regions are nobody's
+    # Black: 9 stones + 11 empty points + B1; White: 10 stones + 17 empty points + F1.
+    assert final_area(position, status.dead_points()) == (21, 28)
+    assert final_score(position, status) == pytest.approx(21 - 28 - 0.5)
+    assert final_area(position, set()) == (18, 23)  # with the dead counted as alive, their regions are nobody's
+
+
+def test_a_dead_stone_beside_a_neutral_point_is_still_the_capturers():
+    position = Position.from_ascii(DEAD_BESIDE_DAME, to_move="B", komi=0.5)
+    status = stone_status(position, playouts=400, seed=3)
+    assert vertices(position, status.dead_points()) == ["B1"]
+    assert final_area(position, status.dead_points()) == (20, 28)
+    assert final_score(position, status) == pytest.approx(-8.5)
+    assert 20 + 28 == 7 * 7 - 1  # C1 alone is nobody's
+
+
+def test_a_dead_group_counts_for_the_capturer_point_by_point():
+    # White's dead A1-A2-B2 (in atari at B1) in Black's corner; B1 and C1 touch White's living D1.
+    position = Position.from_ascii("""
+        . . X O . . .
+        . . X O . . .
+        . . X O . . .
+        . . X O . . .
+        X X X O . . .
+        O O X O . . .
+        O . . O . . .
+        """, to_move="B", komi=0.5)
+    dead = {position.point(v) for v in ("A1", "A2", "B2")}
+    # Black: 8 stones + A4-B7 (8) + the three dead stones; B1 and C1 touch both colours: nobody's.
+    assert final_area(position, dead) == (19, 28)
+    assert final_area(position, set()) == (16, 31)  # counted alive, the three are White's
 
 
 def test_ownership_is_a_mean_in_minus_one_one_with_the_right_signs():
@@ -99,4 +141,61 @@ def test_dead_stones_agree_with_gnu_go(gnugo_path):
         theirs = sorted(gnugo.send("final_status_list dead").split())
         score = gnugo.send("final_score")
     assert theirs == vertices(position, status.dead_points())
-    assert score == "W+7.5" and score_without_dead(position, status) == -7.5
+    assert score == "W+7.5" and final_score(position, status) == -7.5
+
+
+def gnugo_final(gnugo_path, size, komi, moves=(), stones=(), to_move="black"):
+    """GNU Go's (final_score, dead stones) of a position given by ``moves`` or by ``stones``."""
+    from obook.gtp.client import GTPClient
+
+    with GTPClient([gnugo_path, "--mode", "gtp", "--chinese-rules", "--level", "10"]) as gnugo:
+        gnugo.send(f"boardsize {size}")
+        gnugo.send("clear_board")
+        gnugo.send(f"komi {komi:g}")
+        for index, move in enumerate(moves):
+            gnugo.send(f"play {'black' if index % 2 == 0 else 'white'} {move}")
+        last = None
+        for color, vertex in stones:
+            gnugo.send(f"play {color} {vertex}")
+            last = color
+        if last is not None and last == to_move:
+            gnugo.send(f"play {'white' if to_move == 'black' else 'black'} pass")
+        return gnugo.send("final_score"), sorted(gnugo.send("final_status_list dead").split())
+
+
+def score_text(score: float) -> str:
+    return f"B+{score:.1f}" if score > 0 else f"W+{-score:.1f}" if score < 0 else "0"
+
+
+@pytest.mark.gnugo
+def test_dead_stone_beside_a_neutral_point_against_gnu_go(gnugo_path):
+    position = Position.from_ascii(DEAD_BESIDE_DAME, to_move="B", komi=0.5)
+    status = stone_status(position, playouts=400, seed=3)
+    stones = [(name, position.vertex(p)) for color, name in ((BLACK, "black"), (WHITE, "white"))
+              for p in position.stones(color)]
+    score, dead = gnugo_final(gnugo_path, 7, 0.5, stones=stones, to_move="black")
+    assert dead == vertices(position, status.dead_points()) == ["B1"]
+    # GNU Go plays the game on before it counts (finish_and_score_game, then the aftermath): Black,
+    # to move, fills the neutral C1, one point more than the board as it stands gives Black.
+    assert score == score_text(final_score(position, status) + 1) == "W+7.5"
+
+
+# Finished games with dead stones on the board: random openings (30% of the points) that GNU Go level
+# 0 played on for both sides until two passes (benchmarks/score_vs_gnugo.py --seed 1).
+FINISHED_GAMES = [
+    (7, "B2 C6 E1 E3 C2 A6 E5 B6 A5 C3 A2 A7 B1 G5 B5 C5 D3 B4 D6 D4 D2 F4 E4 F2 G3 F3 F6 G6 G2 G4 E7 A4 "
+        "D5 C7 C4 B3 D4 D7 A3 pass pass"),
+    (9, "B7 G9 A1 F7 J4 D4 F2 J5 E1 D1 G1 C1 E7 A5 E8 A2 C5 B8 D5 J9 H5 F6 D3 F4 E5 C4 E4 C3 D2 C2 F8 B5 "
+        "C8 A7 B6 A6 B9 A8 F5 B4 C9 A9 pass pass"),
+]
+
+
+@pytest.mark.gnugo
+@pytest.mark.parametrize("size,moves", FINISHED_GAMES)
+def test_finished_games_with_dead_stones_score_as_gnu_go_scores_them(gnugo_path, size, moves):
+    position = Position.from_moves(moves, size=size, komi=7.5)
+    status = stone_status(position, playouts=1000, seed=1)
+    score, dead = gnugo_final(gnugo_path, size, 7.5, moves=moves.split())
+    assert len(dead) >= 5
+    assert vertices(position, status.dead_points()) == dead
+    assert score_text(final_score(position, status)) == score

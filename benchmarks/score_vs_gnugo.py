@@ -1,0 +1,220 @@
+"""The final count of finished games with dead stones, ours against GNU Go 3.8's.
+
+Run by hand: ``python benchmarks/score_vs_gnugo.py [--games 24] [--sizes 7,9,11,13] [--random-moves 0.3]``.
+
+Each game starts with a share of random legal moves (``--random-moves`` times the number of points,
+so that dead stones are left on the board), then GNU Go (``--level``) plays both sides until two
+passes. The finished position is scored by GNU Go (``final_score``, ``final_status_list``,
+``--chinese-rules``) and by obook: the dead stones found by playouts (``stone_status``) counted for
+their capturer (``final_area``), and the old count that took them off (``old``). Prints one JSON line
+per game and a summary; with ``--json FILE`` also writes the games (moves included) there.
+
+Where the counts differ with the same dead stones, the line says why (``dame``: GNU Go plays the game
+on before it counts, ``genmove_conservative`` then the aftermath, both sides filling neutral points
+alternately from the side to move, and counts a still-open point that both sides reach for Black;
+``seki``: GNU Go counts neither the eyes nor the shared liberties of a group in seki, Chinese counting
+gives the eyes to their owner).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+
+from obook.go.board import BLACK, EMPTY, WHITE
+from obook.go.position import Position
+from obook.gtp.client import GTPClient
+from obook.playout.ownership import DEAD, SEKI, final_area, stone_status
+
+GNUGO = "/usr/games/gnugo"
+KOMI = 7.5
+
+
+def play_game(size: int, random_moves: int, level: int, rng: random.Random, gnugo: str = GNUGO,
+              finisher: str = "gnugo") -> list[str]:
+    """Moves of one game: ``random_moves`` random legal moves, then the ``finisher`` (GNU Go, or
+    obook's search with ``finisher`` as its spec, e.g. ``playouts=64``) for both until two passes."""
+    position = Position(size=size, komi=KOMI)
+    moves: list[str] = []
+    for _ in range(random_moves):
+        legal = position.legal_vertices()
+        if not legal:
+            break
+        move = rng.choice(legal)
+        position.play(move)
+        moves.append(move)
+    if finisher != "gnugo":
+        from obook.search.players import make_player
+
+        player = make_player(f"{finisher},seed={rng.randrange(1, 10**6)}")
+        try:
+            while position.passes < 2 and len(moves) < 3 * size * size:
+                point = player.genmove(position).move  # a resignation plays on: the game ends by passes
+                position.play(point)
+                moves.append(position.vertex(point))
+        finally:
+            player.close()
+        return moves
+    with GTPClient([gnugo, "--mode", "gtp", "--chinese-rules", "--level", str(level),
+                    "--never-resign"]) as engine:
+        setup(engine, size, moves)
+        passes = 0
+        color = "white" if len(moves) % 2 else "black"
+        while passes < 2 and len(moves) < 3 * size * size:
+            move = engine.send(f"genmove {color}").upper()
+            move = "pass" if move == "PASS" else move
+            position.play(move)
+            moves.append(move)
+            passes = passes + 1 if move == "pass" else 0
+            color = "white" if color == "black" else "black"
+    return moves
+
+
+def setup(engine: GTPClient, size: int, moves: list[str]) -> None:
+    engine.send(f"boardsize {size}")
+    engine.send("clear_board")
+    engine.send(f"komi {KOMI:g}")
+    for index, move in enumerate(moves):
+        engine.send(f"play {'black' if index % 2 == 0 else 'white'} {move}")
+
+
+def old_area(position: Position, removed: set[int]) -> tuple[int, int]:
+    """The count before issue 15: the dead stones taken off, a region touching both colours nobody's."""
+    empty = {p: (EMPTY if p in removed else int(position.board.color[p])) for p in position.points()}
+    w = position.size + 2
+    black = sum(1 for c in empty.values() if c == BLACK)
+    white = sum(1 for c in empty.values() if c == WHITE)
+    seen: set[int] = set()
+    for p, c in empty.items():
+        if c != EMPTY or p in seen:
+            continue
+        region, stack = {p}, [p]
+        while stack:
+            q = stack.pop()
+            for r in (q - w, q - 1, q + 1, q + w):
+                if empty.get(r) == EMPTY and r not in region:
+                    region.add(r)
+                    stack.append(r)
+        seen |= region
+        touches = {empty.get(r) for q in region for r in (q - w, q - 1, q + 1, q + w)} - {EMPTY, None}
+        if touches == {BLACK}:
+            black += len(region)
+        elif touches == {WHITE}:
+            white += len(region)
+    return black, white
+
+
+def parse_score(text: str) -> float:
+    if text == "0":
+        return 0.0
+    sign = 1.0 if text[0] == "B" else -1.0
+    return sign * float(text[2:])
+
+
+def neutral_points(position: Position, dead: set[int]) -> list[int]:
+    """Empty points that ``final_area`` gives to nobody."""
+    return [p for p in position.points()
+            if int(position.board.color[p]) == EMPTY and not any(_area_of_point(position, dead, p))]
+
+
+def _area_of_point(position: Position, dead: set[int], point: int) -> tuple[bool, bool]:
+    w = position.size + 2
+
+    def owner(q: int) -> int:
+        c = int(position.board.color[q])
+        if q in dead and c in (BLACK, WHITE):
+            return WHITE if c == BLACK else BLACK
+        return c
+
+    on_board = set(position.points())
+    region, stack = {point}, [point]
+    while stack:
+        q = stack.pop()
+        for r in (q - w, q - 1, q + 1, q + w):
+            if r in on_board and r not in region and owner(r) == EMPTY:
+                region.add(r)
+                stack.append(r)
+    touches = {owner(r) for q in region for r in (q - w, q - 1, q + 1, q + w) if r in on_board} - {EMPTY}
+    return touches == {BLACK}, touches == {WHITE}
+
+
+def compare(size: int, moves: list[str], playouts: int, gnugo: str = GNUGO) -> dict:
+    """GNU Go's final score and dead stones of the finished game ``moves`` against ours."""
+    position = Position.from_moves(moves, size=size, komi=KOMI)
+    status = stone_status(position, playouts, seed=1)
+    ours_dead = sorted(position.vertex(p) for p in status.dead_points())
+    with GTPClient([gnugo, "--mode", "gtp", "--chinese-rules", "--level", "10"]) as engine:
+        setup(engine, size, moves)
+        theirs_score = parse_score(engine.send("final_score"))
+        lists = {name: sorted(engine.send(f"final_status_list {name}").split())
+                 for name in ("dead", "seki", "dame", "black_territory", "white_territory")}
+    black, white = final_area(position, status.dead_points())
+    ours = black - white - KOMI
+    ob, ow = old_area(position, status.dead_points())
+    neutral = sorted(position.vertex(p) for p in neutral_points(position, status.dead_points()))
+    seki = sorted(position.vertex(p) for stones in status.stones(SEKI) for p in stones)
+    row = {
+        "size": size, "moves": len(moves), "gnugo": theirs_score, "ours": ours, "old": ob - ow - KOMI,
+        "dead_gnugo": lists["dead"], "dead_ours": ours_dead, "same_dead": lists["dead"] == ours_dead,
+        "neutral_ours": neutral, "seki_ours": seki, "seki_gnugo": lists["seki"], "dame_gnugo": lists["dame"],
+    }
+    row["why"] = explain(row)
+    return row
+
+
+def explain(row: dict) -> str:
+    diff = row["gnugo"] - row["ours"]
+    if diff == 0:
+        return "equal"
+    if not row["same_dead"]:
+        return "dead stones differ"
+    if row["seki_ours"] or row["seki_gnugo"]:
+        return "seki"
+    if abs(diff) <= len(row["neutral_ours"]):
+        return "dame"
+    return "unexplained"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=24)
+    parser.add_argument("--sizes", default="7,9,11,13")
+    parser.add_argument("--random-moves", type=float, default=0.3, help="share of the board played at random first")
+    parser.add_argument("--level", type=int, default=0, help="GNU Go's level while it finishes the game")
+    parser.add_argument("--finisher", default="gnugo",
+                        help="who plays the game to its two passes: gnugo, or an obook search spec (playouts=64)")
+    parser.add_argument("--playouts", type=int, default=1000, help="playouts behind our dead stones")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="write every game (with its moves) to this file")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    rows = []
+    for index in range(args.games):
+        size = sizes[index % len(sizes)]
+        moves = play_game(size, int(args.random_moves * size * size), args.level, rng, finisher=args.finisher)
+        row = compare(size, moves, args.playouts)
+        rows.append({**row, "game": moves})
+        print(json.dumps({k: v for k, v in row.items()}), flush=True)
+    with_dead = [r for r in rows if r["dead_gnugo"] or r["dead_ours"]]
+    summary = {
+        "games": len(rows),
+        "with_dead_stones": len(with_dead),
+        "same_dead": sum(r["same_dead"] for r in rows),
+        "equal_new": sum(r["gnugo"] == r["ours"] for r in rows),
+        "equal_old": sum(r["gnugo"] == r["old"] for r in rows),
+        "same_winner_new": sum((r["gnugo"] > 0) == (r["ours"] > 0) for r in rows),
+        "same_winner_old": sum((r["gnugo"] > 0) == (r["old"] > 0) for r in rows),
+        "why": {why: sum(r["why"] == why for r in rows) for why in sorted({r["why"] for r in rows})},
+    }
+    print(json.dumps(summary))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(rows, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
