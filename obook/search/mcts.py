@@ -12,7 +12,8 @@ import time
 
 import numpy as np
 
-from obook.go.board import new_board
+from obook.go import board as rules
+from obook.go.board import EMPTY, new_board
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
@@ -88,8 +89,10 @@ class MCTSPlayer(Player):
         params = self.config.kernel_params(position.komi)
         work = new_board(position.size)
         sc = new_search_scratch(position.size)
-        if position.superko and position.passes < 2:
-            expand_root(self.tree, position.board, params, sc.shape_evidence, superko_allowed(position))
+        if position.passes < 2:
+            allowed, repeats = superko_allowed(position)
+            if position.superko or repeats:
+                expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
         start = time.perf_counter()
         last_report = start
         done = 0
@@ -159,12 +162,23 @@ class MCTSPlayer(Player):
         return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]))
 
 
-def superko_allowed(position: Position) -> np.ndarray:
+def superko_allowed(position: Position) -> tuple[np.ndarray, bool]:
     """``allowed[p]`` is 1 where the side to move may play under positional superko (the root's
-    children are restricted to these, ``kernel.expand_root``)."""
-    allowed = np.zeros(position.board.color.shape[0], np.uint8)
-    allowed[position.legal_moves()] = 1
-    return allowed
+    children are restricted to these, ``kernel.expand_root``), and whether a move that simple ko
+    allows repeats an earlier position. The search never plays such a move, under simple ko too: it
+    is legal there, but it is how a game cycles (a capture cycle repeated to the move cap)."""
+    board = position.board
+    color = position.to_move
+    allowed = np.zeros(board.color.shape[0], np.uint8)
+    repeats = False
+    for p in position.points():
+        if board.color[p] != EMPTY or rules.simple_legality(board, p, color) != rules.LEGAL:
+            continue
+        if rules.superko_legality(board, p, color) == rules.LEGAL:
+            allowed[p] = 1
+        else:
+            repeats = True
+    return allowed, repeats
 
 
 __all__ = ["MCTSPlayer"]

@@ -120,8 +120,28 @@ def test_the_root_leaves_out_what_positional_superko_forbids():
     assert g8 not in root_moves(player) and result.move != g8
     assert set(root_moves(player)) - {PASS} <= set(position.legal_moves())
     plain = make_player("playouts=300,seed=1")
-    plain.genmove(triple_ko(superko=False))
-    assert g8 in root_moves(plain)  # simple ko alone allows it
+    simple = triple_ko(superko=False)
+    assert simple.is_legal(g8)  # simple ko alone allows it, and the game would cycle: the search does not
+    assert plain.genmove(simple).move != g8 and g8 not in root_moves(plain)
+    fresh = Position.from_ascii(simple.to_ascii(coordinates=False), to_move="BW"[simple.to_move - 1])
+    plain.genmove(fresh)  # the same stones without the history: G8 repeats nothing
+    assert g8 in root_moves(plain)
+
+
+def test_self_play_under_simple_ko_never_repeats_a_position():
+    """Both sides played by the search from the triple ko, simple ko rules: no move recreates an
+    earlier position (with the same side to move), so the game cannot cycle to the move cap."""
+    position = triple_ko(superko=False)
+    seen = {(position.stone_key, position.to_move)}
+    player = make_player("playouts=200,seed=4")
+    for _ in range(60):
+        if position.is_over:
+            break
+        move = player.genmove(position).move
+        position.play(move)
+        if move != PASS:
+            assert (position.stone_key, position.to_move) not in seen
+        seen.add((position.stone_key, position.to_move))
 
 
 def test_a_reused_subtree_root_is_restricted_too():

@@ -1,0 +1,113 @@
+"""How many stored results the dead-stone count of issue 15 changes.
+
+Run by hand: ``python benchmarks/rescore.py BOOK_URL --book NAME``.
+
+Replays every finished self-play game of the book that ended on the board (two passes or the move
+cap; not a resignation, not a seeded game), finds its dead stones exactly as the game's end did
+(``stone_status`` with the same playouts, policy and seed as ``SelfPlayer.outcome``) and counts it
+twice: the old way (the dead stones taken off the board, a region that then touches both colours
+nobody's) and the new (``final_area``: each dead stone its capturer's). Prints one JSON summary:
+games rescored, how many stored scores each count reproduces (a book built before the fix has the
+old count stored), scores and winners changed, and
+with ``--list`` every changed game.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from sqlalchemy import select
+
+from obook.book.keys import replay
+from obook.book.selfplay import OWNERSHIP_PLAYOUTS, move_seed, mutation_config
+from obook.go.board import BLACK, EMPTY, WHITE
+from obook.playout.ownership import final_area, stone_status
+from obook.store.books import get_book
+from obook.store.db import open_store
+from obook.store.games import game_from_row
+from obook.store.models import GAMES
+
+FINISHED = "finished"
+
+
+def old_area(position, removed: set[int]) -> tuple[int, int]:
+    """The count before issue 15 (``area_without``): the dead stones taken off, then flood fill."""
+    color = {p: (EMPTY if p in removed else int(position.board.color[p])) for p in position.points()}
+    w = position.size + 2
+    black = sum(1 for c in color.values() if c == BLACK)
+    white = sum(1 for c in color.values() if c == WHITE)
+    seen: set[int] = set()
+    for p, c in color.items():
+        if c != EMPTY or p in seen:
+            continue
+        region, stack = {p}, [p]
+        while stack:
+            q = stack.pop()
+            for r in (q - w, q - 1, q + 1, q + w):
+                if color.get(r) == EMPTY and r not in region:
+                    region.add(r)
+                    stack.append(r)
+        seen |= region
+        touches = {color.get(r) for q in region for r in (q - w, q - 1, q + 1, q + w)} - {EMPTY, None}
+        if touches == {BLACK}:
+            black += len(region)
+        elif touches == {WHITE}:
+            white += len(region)
+    return black, white
+
+
+def winner(score: float) -> str | None:
+    return "B" if score > 0 else "W" if score < 0 else None
+
+
+def rescore(url: str, name: str) -> dict:
+    store = open_store(url)
+    with store.read() as conn:
+        book = get_book(conn, name)
+        rows = [game_from_row(r) for r in conn.execute(
+            select(GAMES).where(GAMES.c.book_id == book.id, GAMES.c.status == FINISHED).order_by(GAMES.c.id))]
+    policy = mutation_config(book).policy
+    summary = {"book": name, "finished": len(rows), "rescored": 0, "resigned_or_seeded": 0,
+               "old_reproduces_stored": 0, "new_reproduces_stored": 0, "with_dead_stones": 0, "score_changed": 0, "winner_changed": 0,
+               "at_move_cap": 0, "changed": []}
+    for game in rows:
+        if game.source != "selfplay" or game.score is None or (game.result or "").endswith("+R"):
+            summary["resigned_or_seeded"] += 1
+            continue
+        position = replay(book.size, book.komi, book.superko, game.moves)
+        status = stone_status(position, OWNERSHIP_PLAYOUTS, policy, seed=move_seed(game.seed, 10**6))
+        dead = status.dead_points()
+        ob, ow = old_area(position, dead)
+        nb, nw = final_area(position, dead)
+        old, new = ob - ow - book.komi, nb - nw - book.komi
+        summary["rescored"] += 1
+        summary["old_reproduces_stored"] += old == game.score
+        summary["new_reproduces_stored"] += new == game.score
+        summary["with_dead_stones"] += bool(dead)
+        summary["at_move_cap"] += position.passes < 2
+        if old != new:
+            summary["score_changed"] += 1
+            summary["winner_changed"] += winner(old) != winner(new)
+            summary["changed"].append({"game": game.id, "stored": game.result, "old": old, "new": new,
+                                       "dead": len(dead)})
+    store.dispose()
+    return summary
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url", help="the book's store (sqlite:///path or postgresql://...)")
+    parser.add_argument("--book", required=True)
+    parser.add_argument("--list", action="store_true", help="list every game whose score changes")
+    args = parser.parse_args()
+    summary = rescore(args.url, args.book)
+    if not args.list:
+        summary["changed"] = len(summary["changed"])
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
