@@ -26,11 +26,8 @@ from obook.go.board import BLACK, EMPTY, WHITE
 from obook.playout.ownership import final_area, stone_status
 from obook.store.books import get_book
 from obook.store.db import open_store
-from obook.store.games import game_from_row
-from obook.store.models import GAMES
-
-FINISHED = "finished"
-
+from obook.store.games import GAMES, game_from_row
+from obook.store.models import FINISHED, SELFPLAY
 
 def old_area(position, removed: set[int]) -> tuple[int, int]:
     """The count before issue 15 (``area_without``): the dead stones taken off, then flood fill."""
@@ -73,7 +70,7 @@ def rescore(url: str, name: str) -> dict:
                "old_reproduces_stored": 0, "new_reproduces_stored": 0, "with_dead_stones": 0, "score_changed": 0, "winner_changed": 0,
                "at_move_cap": 0, "changed": []}
     for game in rows:
-        if game.source != "selfplay" or game.score is None or (game.result or "").endswith("+R"):
+        if game.source != SELFPLAY or game.score is None or (game.result or "").endswith("+R"):
             summary["resigned_or_seeded"] += 1
             continue
         position = replay(book.size, book.komi, book.superko, game.moves)

@@ -187,3 +187,12 @@ def _stop(processes, grace: float = 30.0) -> None:
         if p.is_alive():
             p.kill()
             p.join()
+
+
+def games_at_move_cap(store: Store, book: BookInfo) -> int:
+    """How many of the book's finished self-play games the move cap (``selfplay.max_moves``) ended."""
+    from obook.book.selfplay import max_moves
+    from obook.store.reporting import count_at_move_cap
+
+    with store.read() as conn:
+        return count_at_move_cap(conn, book.id, max_moves(book.size))

@@ -242,7 +242,11 @@ class SelfPlayer:
         stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves, outcome.winner,
                                    self.book.depth)
         self.lease.finish(game, outcome.result, outcome.winner, outcome.score, stats)
-        log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
+        if game.n_moves >= max_moves(self.book.size) and position.passes < 2:
+            log.warning("game %d reached the move cap (%d moves): scored as it stands, %s", game.id, game.n_moves,
+                        outcome.result)
+        else:
+            log.info("game %d finished: %s after %d moves", game.id, outcome.result, game.n_moves)
         return True
 
     def inconsistency(self, game: GameRow, resigned: bool, position: Position | None = None) -> str | None:

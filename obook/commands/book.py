@@ -129,6 +129,10 @@ def cmd_build(args) -> int:
         return 130
     minutes = (time.time() - started) / 60
     print(f"done: {final.finished} finished self-play games in book {book.name!r} ({minutes:.1f} min)")
+    from obook.book.build import games_at_move_cap
+    from obook.book.selfplay import max_moves
+
+    print(f"  {games_at_move_cap(store, book)} of them ended at the move cap ({max_moves(book.size)} moves)")
     print(f"  store:  {store.name}")
     print(f"  query:  obook lookup --book {book.name} \"\"        (the book's moves on the empty board)")
     print(f"  export: obook export --book {book.name} --sgf {book.name}.sgf")
@@ -269,6 +273,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_books(args) -> int:
+    from obook.book.build import games_at_move_cap
     from obook.store.books import list_books
     from obook.store.games import game_counts
 
@@ -281,7 +286,8 @@ def cmd_books(args) -> int:
     for b in books:
         c = counts.get(b.id, {})
         print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {b.depth}, "
-              f"{c.get('finished', 0)} finished, {c.get('in_progress', 0)} in progress")
+              f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
+              f"{c.get('in_progress', 0)} in progress")
     return 0
 
 

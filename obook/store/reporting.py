@@ -183,3 +183,11 @@ class StatsReader:
     def dispose(self) -> None:
         if self.engine is not self.store.engine:
             self.engine.dispose()
+
+
+def count_at_move_cap(conn: Connection, book_id: int, cap: int) -> int:
+    """Finished self-play games of a book that reached ``cap`` moves: the cap ended them, not two
+    passes or a resignation (a cycle the rules allowed, or a game nobody could finish)."""
+    return conn.execute(select(func.count()).select_from(GAMES).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY,
+        GAMES.c.n_moves >= cap)).scalar_one()

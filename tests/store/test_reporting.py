@@ -172,3 +172,23 @@ def test_the_stats_reader_names_an_unreachable_server():
     finally:
         reader.dispose()
         store.engine.dispose()
+
+
+def test_games_the_move_cap_ended_are_counted(store):
+    from obook.book.build import games_at_move_cap
+    from obook.book.selfplay import max_moves
+
+    book = new_book(store, "capped")
+    other = new_book(store, "other")
+    cap = max_moves(book.size)
+    ids = selfplay_games(store, book, 3)
+    running = selfplay_games(store, book, 1, status=IN_PROGRESS)
+    seed = seed_game(store, book)
+    elsewhere = selfplay_games(store, other, 1)
+    with store.write() as conn:
+        for game_id, n in ((ids[0], cap), (ids[1], cap - 1), (running[0], cap), (seed, cap + 5), (elsewhere[0], cap)):
+            conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(n_moves=n))
+    with store.read() as conn:
+        assert r.count_at_move_cap(conn, book.id, cap) == 1  # not the one short, the running one, the seed
+        assert r.count_at_move_cap(conn, book.id, cap - 1) == 2
+    assert games_at_move_cap(store, book) == 1
