@@ -119,13 +119,25 @@ def liberties(position: Position, stones: list[int]) -> set[int]:
 def seki_strings(position: Position, strings: list[tuple[int, list[int]]]) -> set[int]:
     """First stones of strings in a simple seki: two opposing strings of exactly two liberties
     each, sharing at least one, where every liberty of each is either shared or an eye of its own
-    colour. Neither side can fill a shared liberty without putting itself in atari."""
+    colour, and neither side can fill a shared liberty without putting itself in atari (filling it
+    joins the filler's strings around it: if they have another liberty, the fill is safe and the
+    other string dies, so it is no seki)."""
     info = [(color, stones, liberties(position, stones)) for color, stones in strings]
     board = position.board
     w = position.size + 2
 
     def own_eye(point: int, color: int) -> bool:
         return all(int(board.color[q]) in (color, 3) for q in (point - w, point - 1, point + 1, point + w))
+
+    string_of = {p: index for index, (_, stones, _) in enumerate(info) for p in stones}
+
+    def safe_fill(point: int, color: int) -> bool:
+        """``color`` at ``point`` keeps more than one liberty: its strings there join and survive."""
+        libs = {q for q in (point - w, point - 1, point + 1, point + w) if int(board.color[q]) == EMPTY}
+        for q in (point - w, point - 1, point + 1, point + w):
+            if int(board.color[q]) == color:
+                libs |= info[string_of[q]][2]
+        return len(libs - {point}) > 1
 
     found: set[int] = set()
     for i, (c1, s1, l1) in enumerate(info):
@@ -137,6 +149,8 @@ def seki_strings(position: Position, strings: list[tuple[int, list[int]]]) -> se
             shared = l1 & l2
             if not shared:
                 continue
+            if any(safe_fill(q, c) for q in shared for c in (c1, c2)):
+                continue  # a side fills the shared liberty by joining a stronger string: no seki
             if all(q in shared or own_eye(q, c1) for q in l1) and all(q in shared or own_eye(q, c2) for q in l2):
                 found.add(s1[0])
                 found.add(s2[0])

@@ -35,13 +35,16 @@ O . X O .
 . . X O .
 """
 
-# B1-B2 and A2-A3-B3-C3-C2 share their only liberties A1 and C1.
+# Black's A1-D2 and White's A3-F3-F1 share their only liberties E1 and E2: whoever fills one is
+# captured (GNU Go 3.8: the same two seki strings, dame E1 E2, B+30.5 at komi 0.5).
 SEKI = """
-. . . . .
-X X X X .
-O O O X .
-O X O X .
-. X . X .
+. . . . . . .
+. . . . . . .
+. . . . . . .
+X X X X X X X
+O O O O O O X
+X X X X . O X
+X X X X . O X
 """
 
 
@@ -195,11 +198,12 @@ def test_final_score_and_status_remove_dead_stones_and_keep_seki(engine, tmp_pat
     alive = ok(engine, "final_status_list alive").split("\n")
     assert sorted(alive) == ["C1 C2 C3 C4 C5", "D1 D2 D3 D4 D5"]
     load(engine, tmp_path, SEKI, to_move="B", komi=0.5, name="seki.sgf")
-    assert sorted(ok(engine, "final_status_list seki").split("\n")) == ["A2 C2 A3 B3 C3", "B1 B2"]
+    assert sorted(ok(engine, "final_status_list seki").split("\n")) == [
+        "A1 B1 C1 D1 A2 B2 C2 D2", "F1 F2 A3 B3 C3 D3 E3 F3"]
     assert ok(engine, "final_status_list dead") == ""
-    assert ok(engine, "final_score") == "B+12.5"
+    assert ok(engine, "final_score") == "B+30.5"
     ownership = ok(engine, "obook-ownership").split("\n")
-    assert len(ownership) == 5 and all(len(row.split()) == 5 for row in ownership)
+    assert len(ownership) == 7 and all(len(row.split()) == 7 for row in ownership)
 
 
 def test_cleanup_genmove_captures_dead_stones_instead_of_passing(engine, tmp_path):

@@ -30,8 +30,22 @@ DEAD_STONES = """
     . O X O . X .
     """
 
-# B1-B2 and A2-A3-B3-C3-C2 share their only liberties A1 and C1 (the GTP tests' seki).
+# Black's A1-D2 and White's A3-F3-F1 share their only liberties E1 and E2: whoever fills one is
+# captured (GNU Go 3.8 agrees: these two seki strings, dame E1 E2, final_score B+30.5 at komi 0.5;
+# the GTP tests' seki).
 SEKI_DIAGRAM = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    X X X X X X X
+    O O O O O O X
+    X X X X . O X
+    X X X X . O X
+    """
+
+# Not a seki though B1-B2 and A2-A3-B3-C3-C2 share their only liberties A1 and C1: Black fills C1
+# joining its wall, and White, in atari, dies (GNU Go 3.8: dead A3 B3 C3 A2 C2, B+24.5).
+FALSE_SEKI = """
     . . . . .
     X X X X .
     O O O X .
@@ -120,9 +134,18 @@ def test_a_simple_seki_is_seki_not_dead():
     position = Position.from_ascii(SEKI_DIAGRAM, to_move="B", komi=0.5)
     status = stone_status(position, playouts=200, seed=2)
     seki = sorted(vertices(position, stones) for stones in status.stones(SEKI))
-    assert seki == [["A2", "A3", "B3", "C2", "C3"], ["B1", "B2"]]
+    assert seki == [["A1", "A2", "B1", "B2", "C1", "C2", "D1", "D2"], ["A3", "B3", "C3", "D3", "E3", "F1", "F2", "F3"]]
     assert not status.stones(DEAD)
     assert len(board_strings(position)) == 3
+    assert final_area(position, status.dead_points()) == (39, 8)  # E1 and E2 are nobody's
+
+
+def test_shared_liberties_that_one_side_fills_safely_are_no_seki():
+    position = Position.from_ascii(FALSE_SEKI, to_move="B", komi=0.5)
+    status = stone_status(position, playouts=400, seed=2)
+    assert not status.stones(SEKI)
+    assert vertices(position, status.dead_points()) == ["A2", "A3", "B3", "C2", "C3"]
+    assert final_score(position, status) == pytest.approx(24.5)
 
 
 @pytest.mark.gnugo
