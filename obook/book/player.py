@@ -33,7 +33,7 @@ class BookPlayer(Player):
         with self.store.read() as conn:
             self.book = get_book(conn, book_name)
         self.min_games = max(1, min_games)
-        self.max_moves = self.book.depth if max_moves is None else max_moves
+        self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
         self._rows: dict[int, list[tuple[int, int, int]]] = {}
         self.book_moves = 0  # moves this player has taken from the book
         self._warned = False
@@ -45,7 +45,7 @@ class BookPlayer(Player):
             log.warning("book %s is for %dx%d komi %g: not used in this game", self.book.name, self.book.size,
                         self.book.size, self.book.komi)
             self._warned = True
-        return same_rules and len(position.moves) < self.max_moves
+        return same_rules and (self.max_moves is None or len(position.moves) < self.max_moves)
 
     def rows(self, key: int) -> Rows:
         """A position's statistics, read from the store once."""

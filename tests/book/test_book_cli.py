@@ -96,7 +96,7 @@ def test_lookup_export_and_errors(tmp_path, capsys):
     found = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", "", "--json")[1])
     assert found["in_book"] and found["to_move"] == "B"
     assert list(found) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
-    assert list(found["candidates"][0]) == ["move", "games", "wins", "winrate", "share"]
+    assert list(found["candidates"][0]) == ["move", "games", "wins", "draws", "winrate", "share"]
     assert sum(c["games"] for c in found["candidates"]) == 2
     first = found["candidates"][0]["move"]
     deeper = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", first, "--json")[1])
@@ -124,11 +124,11 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     obook("build", "--db", url, "--book", "s", "--size", "9", "--games", "1", "--workers", "1", "--quiet",
           "--search", "playouts=32", "--seconds-per-move", "0")
     good = tmp_path / "good.sgf"
-    good.write_text("(;GM[1]FF[4]SZ[9]KM[7]RE[W+2.5];B[ee];W[gc];B[cg])")
+    good.write_text("(;GM[1]FF[4]SZ[9]KM[7.5]RE[W+2.5];B[ee];W[gc];B[cg])")
     again = tmp_path / "again.sgf"
-    again.write_text("(;GM[1]FF[4]SZ[9]KM[7]RE[B+R];B[ee];W[gc];B[cg])")
+    again.write_text("(;GM[1]FF[4]SZ[9]KM[7.5]RE[B+R];B[ee];W[gc];B[cg])")
     unknown = tmp_path / "unknown.sgf"
-    unknown.write_text("(;GM[1]FF[4]SZ[9];B[ee])")
+    unknown.write_text("(;GM[1]FF[4]SZ[9]AB[cc];W[ee])")  # handicap stones: skipped
     big = tmp_path / "big.sgf"
     big.write_text("(;GM[1]FF[4]SZ[13]RE[B+R];B[gg])")
     before = counts(url, "s")
@@ -136,15 +136,16 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     assert code == 2 and "board size 13" in err
     assert counts(url, "s") == before  # nothing written
     code, out, err = run_cli(capsys, "seed", "--db", url, "--book", "s", str(good), str(again), str(unknown))
-    assert code == 0 and "1 seed games added, 1 already present, 1 skipped" in out
-    assert "no result" in err
+    assert code == 0 and "1 seed games added with their result, 0 without a result (unscored), 1 already present, " \
+                         "1 skipped" in out
+    assert "setup or handicap stones" in err
     assert counts(url, "s")["finished"] == before["finished"] + 1
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
     assert code == 0 and "statistics match" in out
     with open_book_store(url).write() as conn:
         conn.execute(update(STATS).values(games=STATS.c.games + 1))
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
-    assert code == 1 and "should be games/wins" in out
+    assert code == 1 and "should be games/wins/draws" in out
 
 
 def test_professional_games_seed_a_book(tmp_path, shared_dir):
