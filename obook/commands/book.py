@@ -226,7 +226,7 @@ def cmd_seed(args) -> int:
               f"{counts['skipped']} skipped", file=sys.stderr)
         for e in entries:
             if e.why and e.status != "duplicate":
-                label = e.game[len(path):].strip() or "the game"
+                label = e.game[len(path):].strip().strip("()") or "the game"
                 verb = {"skipped": "skipped", "unscored": "no result counted", "added": "result counted"}[e.status]
                 print(f"  {label}: {verb}: {e.why}", file=sys.stderr)
     print(f"book {book.name!r}: {len(report.scored)} seed games added with their result, {len(report.unscored)} "

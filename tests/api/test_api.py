@@ -100,7 +100,7 @@ def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store,
     brief = lookup_document(found, brief=True)
     assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
     assert brief == {k: answer[k] for k in brief if k != "candidates"} | {"candidates": [
-        {k: c[k] for k in ("move", "games", "wins", "winrate", "share")} for c in answer["candidates"]]}
+        {k: c[k] for k in ("move", "games", "wins", "draws", "winrate", "share")} for c in answer["candidates"]]}
 
 
 def test_lookup_answers_in_the_callers_orientation(client):

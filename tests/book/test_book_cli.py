@@ -148,6 +148,28 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     assert code == 1 and "should be games/wins/draws" in out
 
 
+def test_seed_reports_per_file_and_refuses_another_komi(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    from obook.book.library import BookSettings, ensure_book
+
+    ensure_book(open_book_store(url, create=True), "k", BookSettings(size=9, komi=7.5))
+    pro = tmp_path / "pro.sgf"
+    pro.write_text("(;GM[1]SZ[9]KM[6.5]RU[Japanese]RE[B+R];B[ee];W[gc])(;GM[1]SZ[9]KM[6.5]RE[W+T];B[ee];W[ed])")
+    code, _, err = run_cli(capsys, "seed", "--db", url, "--book", "k", str(pro))
+    assert code == 2 and f"{pro}" in err and "komi 6.5" in err and "book komi 7.5" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert counts(url, "k") == {}
+    code, out, err = run_cli(capsys, "seed", "--db", url, "--book", "k", "--moves-only", str(pro))
+    assert code == 0 and "0 seed games added with their result, 2 without a result (unscored)" in out
+    assert f"{pro}: 2 game(s) (komi 6.5; rules Japanese): 0 seeded with their result, 2 seeded without a result" in err
+    assert "game 2 of 2: no result counted: RE[W+T] is a win on time" in err
+    with pytest.raises(SystemExit) as usage:
+        run_cli(capsys, "seed", "--db", url, "--book", "k", "--moves-only", "--accept-komi", str(pro))
+    assert usage.value.code == 2 and "not allowed with" in capsys.readouterr().err
+    code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "k")
+    assert code == 0 and "statistics match" in out
+
+
 def test_professional_games_seed_a_book(tmp_path, shared_dir):
     games = sorted((shared_dir / "data" / "go9").rglob("*.sgf"))
     assert len(games) >= 500
@@ -157,10 +179,17 @@ def test_professional_games_seed_a_book(tmp_path, shared_dir):
     from obook.book.library import BookSettings, ensure_book, lookup
     from obook.book.sgfio import seed_book
 
+    from obook.book.sgfio import ACCEPT, MOVES_ONLY, KomiMismatch
+
     book = ensure_book(store, "pro", BookSettings(size=9, komi=7.5, depth=20))
-    report = seed_book(store, book, games)
-    assert len(report.added) >= 500
+    with pytest.raises(KomiMismatch, match="komi 6.5"):
+        seed_book(store, book, games)  # their results are at komi 5.5 and 6.5
+    report = seed_book(store, book, games, MOVES_ONLY)
+    assert len(report.added) >= 500 and len(report.unscored) >= 490
     assert all("board size" not in why for _, why in report.skipped)
-    root = lookup(store, book, "")
+    assert lookup(store, book, "").games == len(report.scored)  # only results at komi 7.5 count
+    accepted = ensure_book(store, "pro-accepted", BookSettings(size=9, komi=7.5, depth=20))
+    report = seed_book(store, accepted, games, ACCEPT)
+    root = lookup(store, accepted, "")
     assert root.usage is not None and root.usage.vertex in ("E5", "C3", "D4", "E4", "F6")
-    assert root.games == len(report.added)
+    assert root.games == len(report.scored) >= 490
