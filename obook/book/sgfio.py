@@ -51,13 +51,6 @@ def classify_result(result: str) -> tuple[str, str | None]:
     return UNKNOWN, None
 
 
-def winner_of(result: str) -> tuple[str | None, bool]:
-    """(winner, board result?) from an SGF RE value: "B+R" -> ("B", True), "0"/"Draw" -> (None, True),
-    "B+T" -> (None, False)."""
-    kind, winner = classify_result(result)
-    return (winner if kind == WIN else None), kind in (WIN, DRAW)
-
-
 @dataclass
 class SeedGame:
     path: str  # the file; in a collection, with the game's number
@@ -163,8 +156,7 @@ def _seed_of(record: SgfRecord, name: str, book: BookInfo, komi_policy: str) -> 
     if kind in (NO_RESULT, UNKNOWN):
         why = "no result" if not result else (f"RE[{result}] is no result" if kind == NO_RESULT
                                                else f"RE[{result}] is not a result obook reads")
-        return SeedGame(name, moves, None, result[:20] if result and result != "0" else UNSCORED_RESULT, komi,
-                        record.rules, False, why)
+        return SeedGame(name, moves, None, result[:20] or UNSCORED_RESULT, komi, record.rules, False, why)
     stored = "0" if kind == DRAW else result[:20]
     if komi == book.komi:
         return SeedGame(name, moves, winner, stored, komi, record.rules)
