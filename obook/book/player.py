@@ -74,8 +74,8 @@ class BookPlayer(Player):
         with self.store.read() as conn:
             self.book = get_book(conn, book_name)
         self.min_games = max(1, min_games)
-        self.max_moves = self.book.depth if max_moves is None else max_moves
-        self._rows: dict[int, list[tuple[int, int, int]]] = {}
+        self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
+        self._rows: dict[int, Rows] = {}
         self.book_moves = 0  # book moves recorded over the player's life
         self.game = {BLACK: BookPlay(), WHITE: BookPlay()}  # the current game's record, per colour
 
@@ -85,7 +85,7 @@ class BookPlayer(Player):
     def applies_to(self, position: Position) -> bool:
         return (self.book.engine_version == ENGINE_VERSION and position.size == self.book.size
                 and position.komi == self.book.komi and not position.setup_black and not position.setup_white
-                and len(position.moves) < self.max_moves)
+                and (self.max_moves is None or len(position.moves) < self.max_moves))
 
     def rows(self, key: int) -> Rows:
         """A position's statistics, read from the store once."""
@@ -107,7 +107,7 @@ class BookPlayer(Player):
         choice = found.usage
         if choice is None:
             return None
-        ranked = sorted(found.candidates, key=lambda c: (c.wins, c.winrate), reverse=True)
+        ranked = sorted(found.candidates, key=lambda c: (c.points, c.winrate), reverse=True)
         stats = [MoveStats(point=c.point, visits=c.games, winrate=c.winrate, variance=0.0, pv=[c.point])
                  for c in ranked]
         return BookResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,
