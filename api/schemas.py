@@ -44,9 +44,9 @@ class BookOut(BaseModel):
     size: int
     komi: float
     rules: str
-    algorithm: str = Field(description="coevolution rule: mbm or mvbm")
+    algorithm: str = Field(description="coevolution rule: mbm, mvbm or beta")
     threshold: float = Field(description="self-play plays the book move above this success rate")
-    depth: int = Field(description="moves of each game that count in the book")
+    depth: int = Field(description="moves of each game that count in the book (0: all)")
     search: str = Field(description="search settings of the mutation player")
     seconds_per_move: float
     engine_version: str
@@ -64,8 +64,9 @@ class CandidateOut(BaseModel):
     move: str = Field(description="GTP vertex in the caller's orientation, or pass")
     games: int
     wins: int = Field(description="games won by the player making this move")
-    winrate: float = Field(description="wins / games")
-    share: float = Field(description="this move's share of the won games of the position")
+    draws: int = Field(default=0, description="drawn games (jigo): half a win for each player")
+    winrate: float = Field(description="(wins + draws / 2) / games")
+    share: float = Field(description="this move's share of the won games (draws as half) of the position")
     usage: bool = Field(description="the usage rule's choice (play from the book)")
     book_move: bool = Field(description="what self-play under the book's algorithm would play")
 

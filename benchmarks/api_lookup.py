@@ -100,7 +100,7 @@ def build_book(url: str, rows: int, games: int) -> list[list[str]]:
         return [m for m, _ in openings]
     stats: dict[tuple[int, int], tuple[int, int]] = {}
     for moves, winner in openings:
-        for k, (g, w) in opening_statistics(9, 7.5, False, moves, winner, DEPTH).items():
+        for k, (g, w, _draws) in opening_statistics(9, 7.5, False, moves, winner, DEPTH).items():
             old = stats.get(k, (0, 0))
             stats[k] = (old[0] + g, old[1] + w)
     log.info("%d openings -> %d real statistics rows in %.0f s", games, len(stats), time.time() - started)

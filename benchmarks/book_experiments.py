@@ -61,9 +61,9 @@ def cmd_learning(args) -> None:
     if args.seed_sgf:
         from obook.book.sgfio import seed_book
 
-        report = seed_book(store, book, sorted(Path(args.seed_sgf).rglob("*.sgf")))
-        print(json.dumps({"seeded": len(report.added), "already": len(report.duplicates),
-                          "skipped": len(report.skipped)}), flush=True)
+        report = seed_book(store, book, sorted(Path(args.seed_sgf).rglob("*.sgf")), args.seed_komi)
+        print(json.dumps({"seeded": len(report.scored), "unscored": len(report.unscored),
+                          "already": len(report.duplicates), "skipped": len(report.skipped)}), flush=True)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     curve = []
@@ -197,6 +197,8 @@ def main() -> None:
     p.add_argument("--checkpoints", default="100,200,400")
     p.add_argument("--games-per-checkpoint", type=int, default=100)
     p.add_argument("--seed-sgf", default=None, help="a folder of SGF games to seed the book with first")
+    p.add_argument("--seed-komi", choices=("refuse", "moves-only", "accept"), default="refuse",
+                   help="seed results at another komi than the book's: refuse (default), keep the moves only, accept")
     p.add_argument("--widening", type=float, default=0.0, help="progressive widening of the book rule (0: off)")
     p.set_defaults(func=cmd_learning)
     p = sub.choices["compare"]

@@ -21,7 +21,33 @@ from obook.go.position import Position
 RULES_VERSION = "area-ko-1"
 ENGINE_VERSION = f"{RULES_VERSION}/{KEY_VERSION}"  # a book's keys are valid only under the same version
 
-Stats = dict[tuple[int, int], tuple[int, int]]  # (canonical key, canonical move) -> (games, wins)
+Stats = dict[tuple[int, int], tuple[int, int, int]]  # (canonical key, canonical move) -> (games, wins, draws)
+
+UNSCORED = "?"  # the outcome of a game whose moves count but whose result does not (see ``game_outcome``)
+DRAW_RESULTS = frozenset({"0", "DRAW", "JIGO"})  # SGF RE values of a drawn game (obook writes "0")
+
+
+def game_outcome(winner: str | None, result: str | None) -> str | None:
+    """What a finished game's stored (winner, result) counts as in the statistics: "B" or "W" (a
+    win), ``None`` (a draw: no winner and a draw result, "0", "Draw" or "Jigo"), or ``UNSCORED`` (no
+    winner and no board result: a seed whose result was at another komi, lost on time or forfeit,
+    void or unknown)."""
+    if winner in ("B", "W"):
+        return winner
+    if result is not None and result.strip().upper() in DRAW_RESULTS:
+        return None
+    return UNSCORED
+
+
+def depth_limit(depth: int) -> int | None:
+    """A book's depth as a number of moves, ``None`` for 0: no cap (the seed's Algorithm 1 consults
+    the population at every position of the game)."""
+    return depth if depth > 0 else None
+
+
+def within_depth(depth: int, moves_played: int) -> bool:
+    """True while the book counts (and self-play consults) the move after ``moves_played`` moves."""
+    return depth <= 0 or moves_played < depth
 
 
 class BookGameError(IllegalMoveError):
@@ -58,12 +84,16 @@ def replay(size: int, komi: float, superko: bool, moves: list[str] | tuple[str, 
 
 def opening_statistics(size: int, komi: float, superko: bool, moves: list[str] | tuple[str, ...],
                        winner: str | None, depth: int) -> Stats:
-    """Games and wins that a game adds: one game to each (position, move) of its first ``depth``
-    moves, and a win where the player who moved won. A jigo (no winner) counts as a game only.
-    A position met twice in one game counts once."""
+    """Games, wins and draws that a game adds to each (position, move) of its first ``depth`` moves
+    (all of them when ``depth`` is 0). ``winner`` is the game's outcome (``game_outcome``): "B" or
+    "W" adds a game, and a win where the player who moved won; ``None``, a draw (jigo), adds a game
+    and a draw for both players (half a win each in the rules); ``UNSCORED`` adds the moves with
+    no game at all (rows of 0 games: the book knows the move, no result counts). A position met
+    twice in one game counts once."""
     position = Position(size=size, komi=komi, superko=superko)
     stats: Stats = {}
-    for number, vertex in enumerate(moves[:depth], start=1):
+    played = moves if depth <= 0 else moves[:depth]
+    for number, vertex in enumerate(played, start=1):
         key, symmetries = canonical_view(position)
         mover = "B" if position.to_move == BLACK else "W"
         try:
@@ -72,5 +102,10 @@ def opening_statistics(size: int, komi: float, superko: bool, moves: list[str] |
             position.play(point)
         except IllegalMoveError as exc:
             raise BookGameError(f"move {number} ({vertex}): {exc}") from None
-        stats.setdefault((key, move), (1, 1 if winner == mover else 0))
+        if winner == UNSCORED:
+            stats.setdefault((key, move), (0, 0, 0))
+        elif winner is None:
+            stats.setdefault((key, move), (1, 0, 1))
+        else:
+            stats.setdefault((key, move), (1, 1 if winner == mover else 0, 0))
     return stats

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, opening_statistics, replay
+from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay
 from obook.book.lookup import BookLookup, book_lookup
-from obook.book.rules import MBM, MVBM, THRESHOLDS
+from obook.book.rules import ALGORITHMS, BETA, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.go.position import Position
@@ -39,23 +39,28 @@ class BookSettings:
     size: int = 9
     komi: float = 7.5
     algorithm: str = MVBM
-    threshold: float | None = None  # default: the algorithm's (MBM 0.5, MVBM 0.1)
+    threshold: float | None = None  # default: the algorithm's (MBM 0.5, MVBM 0.1; BETA has none: 0)
     search: str = ""  # SearchConfig spec of the mutation player
     seconds_per_move: float = 1.0
-    depth: int = 20
+    depth: int = 20  # 0: no cap (every move of every game counts, as in the seed)
     superko: bool = False
     widening: float = 0.0  # progressive widening exponent of the book rule (0: the seed's rule)
 
     def validated(self) -> "BookSettings":
         if not 5 <= self.size <= 19:
             raise ObookError(f"board size {self.size}: a book needs 5 to 19")
-        if self.algorithm not in THRESHOLDS:
-            raise ObookError(f"algorithm {self.algorithm!r}: choose {MBM} or {MVBM}")
-        threshold = THRESHOLDS[self.algorithm] if self.threshold is None else self.threshold
+        if self.algorithm not in ALGORITHMS:
+            raise ObookError(f"algorithm {self.algorithm!r}: choose one of {', '.join(ALGORITHMS)}")
+        if self.algorithm == BETA:
+            if self.threshold:
+                raise ObookError(f"threshold {self.threshold}: the beta rule samples, it has no threshold")
+            threshold = 0.0
+        else:
+            threshold = THRESHOLDS[self.algorithm] if self.threshold is None else self.threshold
         if not 0 <= threshold < 1:
             raise ObookError(f"threshold {threshold}: must be in [0, 1)")
-        if self.depth < 1:
-            raise ObookError(f"book depth {self.depth}: must be at least 1")
+        if self.depth < 0:
+            raise ObookError(f"book depth {self.depth}: must be at least 1, or 0 for no cap")
         if self.seconds_per_move < 0:
             raise ObookError("seconds per move must not be negative")
         if not 0 <= self.widening < 1:
@@ -119,8 +124,8 @@ def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int 
 class Verification:
     games: int
     rows: int
-    missing: list[tuple[int, int, tuple[int, int]]]  # in the recomputation, not (or not equal) in the store
-    extra: list[tuple[int, int, tuple[int, int]]]  # in the store only
+    missing: list[tuple[int, int, tuple[int, int, int]]]  # in the recomputation, not (or not equal) in the store
+    extra: list[tuple[int, int, tuple[int, int, int]]]  # in the store only
     bad_games: list[tuple[int, str]]
 
     @property
@@ -134,16 +139,17 @@ def recompute_stats(store: Store, book: BookInfo) -> tuple[Stats, int, list[tupl
     games = 0
     bad: list[tuple[int, str]] = []
     with store.read() as conn:
-        for game_id, moves, winner in finished_games(conn, book.id):
+        for game_id, moves, winner, result in finished_games(conn, book.id):
             try:
-                contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(), winner, book.depth)
+                contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(),
+                                                  game_outcome(winner, result), book.depth)
             except BookGameError as exc:
                 bad.append((game_id, str(exc)))
                 continue
             games += 1
-            for k, (g, w) in contribution.items():
-                old = stats.get(k, (0, 0))
-                stats[k] = (old[0] + g, old[1] + w)
+            for k, (g, w, d) in contribution.items():
+                old = stats.get(k, (0, 0, 0))
+                stats[k] = (old[0] + g, old[1] + w, old[2] + d)
     return stats, games, bad
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol, Sequence
 
-from obook.book.rules import BoardView, Candidate, candidates_from_rows, coevolution_move, usage_move
+from obook.book.rules import (BETA, BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
+                              coevolution_move, usage_move)
 from obook.go.board import BLACK
 from obook.store.books import BookInfo
 from obook.store.stats import ReadRows
@@ -33,7 +34,7 @@ class BookLookup:
     position: LookedUpPosition
     candidates: list[Candidate] = field(default_factory=list)
     usage: Candidate | None = None  # the usage rule's move (playing from the book)
-    coevolution: Candidate | None = None  # what self-play would play (None: it would mutate)
+    coevolution: Candidate | None = None  # what self-play would play (None: it would mutate, or samples)
 
     @property
     def in_book(self) -> bool:
@@ -44,12 +45,23 @@ class BookLookup:
         return sum(c.games for c in self.candidates)
 
 
-def book_lookup(book: BookInfo, position: LookedUpPosition, read_rows: ReadRows, min_games: int = 1) -> BookLookup:
-    """The book's answer in ``position``; the usage rule ignores moves with fewer than ``min_games``."""
+def book_choice(book: BookInfo, candidates: list[Candidate], rng: BetaSampler | None = None) -> Candidate | None:
+    """What self-play under the book's algorithm plays among ``candidates`` (None: mutate). A BETA
+    book samples from ``rng``; without one (a lookup, which shows the book rather than plays it)
+    its choice is random, so there is none to show: ``None``."""
+    if book.algorithm == BETA:
+        return beta_move(candidates, rng, book.widening) if rng is not None else None
+    return coevolution_move(candidates, book.threshold, book.widening)
+
+
+def book_lookup(book: BookInfo, position: LookedUpPosition, read_rows: ReadRows, min_games: int = 1,
+                rng: BetaSampler | None = None) -> BookLookup:
+    """The book's answer in ``position``; the usage rule ignores moves with fewer than ``min_games``;
+    ``rng``: the random numbers of a BETA book's choice (self-play gives them)."""
     key, symmetry = position.canonical()
     candidates = candidates_from_rows(position, symmetry, read_rows(key))
     return BookLookup(book, position, candidates, usage_move(candidates, min_games),
-                      coevolution_move(candidates, book.threshold, book.widening))
+                      book_choice(book, candidates, rng))
 
 
 def lookup_document(found: BookLookup, brief: bool = False) -> dict:
@@ -61,8 +73,8 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
     chosen = found.coevolution.point if found.coevolution is not None else None
     candidates = []
     for c in found.candidates:
-        candidate = {"move": c.vertex, "games": c.games, "wins": c.wins, "winrate": round(c.winrate, 6),
-                     "share": round(c.share, 6)}
+        candidate = {"move": c.vertex, "games": c.games, "wins": c.wins, "draws": c.draws,
+                     "winrate": round(c.winrate, 6), "share": round(c.share, 6)}
         if not brief:
             candidate.update(usage=c.point == usage, book_move=c.point == chosen)
         candidates.append(candidate)

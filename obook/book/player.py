@@ -1,25 +1,66 @@
-"""Playing from a book: the usage rule while the position is in the book, the search after.
+"""Playing from a book: the usage rule while the position is in the book, the search after; and the
+record of how each game used the book.
 
 ``BookPlayer`` wraps any ``Player``. In a position the book knows with at least ``min_games``
 games on its chosen move it answers at once with the most simulated move in won games, and its
-result carries the book's figures (games as visits, win rates) so that GTP analysis shows them;
-elsewhere the wrapped search plays. The book is read from the store once per position and kept in
-memory for the life of the player.
+result (a ``BookResult``) carries the book's figures (games as visits, win rates) so that GTP
+analysis shows them; elsewhere the wrapped search plays. The book is read from the store once per
+position and kept in memory for the life of the player.
+
+A book is used only in games of its size and komi, and only by the engine version that made its
+keys (``obook.book.keys.ENGINE_VERSION``): ``book_mismatch`` says, in one line naming both values,
+why a book can never be used in a game. What the player's moves were is recorded by whoever plays
+them (``record_move``: the GTP engine, for the moves it plays, not for analysis): per game and
+colour, the number of book moves and the ply of the first own move not from the book.
 """
 
 from __future__ import annotations
 
-import logging
 import time
+from dataclasses import dataclass
 
+from obook.book.keys import ENGINE_VERSION
 from obook.book.lookup import BookLookup, book_lookup
+from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
 from obook.search.player import Player
 from obook.search.result import MoveStats, SearchResult
-from obook.store.books import get_book
+from obook.store.books import BookInfo, get_book
 from obook.store.stats import Rows, position_stats
 
-log = logging.getLogger(__name__)
+COLOR_WORDS = {BLACK: "black", WHITE: "white"}
+
+
+class BookResult(SearchResult):
+    """A move taken from the book (its figures are the book's, not a search's)."""
+
+
+def book_mismatch(book: BookInfo, size: int, komi: float, where: str = "this game") -> str | None:
+    """Why ``book`` can never be used in a game of ``size`` and ``komi``, naming both values; None
+    when it can."""
+    if book.engine_version != ENGINE_VERSION:
+        return (f"book {book.name!r} was made by engine version {book.engine_version}; this obook is "
+                f"{ENGINE_VERSION}, whose position keys do not match")
+    if size != book.size or komi != book.komi:
+        return (f"book {book.name!r} is for {book.size}x{book.size} komi {book.komi:g}; "
+                f"{where} is {size}x{size} komi {komi:g}")
+    return None
+
+
+@dataclass
+class BookPlay:
+    """How one colour used the book in one game."""
+
+    book_moves: int = 0  # own moves taken from the book
+    left_at: int | None = None  # ply (move number in the game) of the first own move not from the book
+    moves: int = 0  # own moves recorded
+
+    def to_dict(self) -> dict:
+        return {"book_moves": self.book_moves, "left_at": self.left_at}
+
+    def describe(self) -> str:
+        left = f"left the book at ply {self.left_at}" if self.left_at is not None else "never left the book"
+        return f"{self.book_moves} book move{'s' if self.book_moves != 1 else ''}, {left}"
 
 
 class BookPlayer(Player):
@@ -33,19 +74,18 @@ class BookPlayer(Player):
         with self.store.read() as conn:
             self.book = get_book(conn, book_name)
         self.min_games = max(1, min_games)
-        self.max_moves = self.book.depth if max_moves is None else max_moves
-        self._rows: dict[int, list[tuple[int, int, int]]] = {}
-        self.book_moves = 0  # moves this player has taken from the book
-        self._warned = False
+        self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
+        self._rows: dict[int, Rows] = {}
+        self.book_moves = 0  # book moves recorded over the player's life
+        self.game = {BLACK: BookPlay(), WHITE: BookPlay()}  # the current game's record, per colour
+
+    def mismatch(self, size: int, komi: float) -> str | None:
+        return book_mismatch(self.book, size, komi)
 
     def applies_to(self, position: Position) -> bool:
-        same_rules = (position.size == self.book.size and position.komi == self.book.komi
-                      and not position.setup_black and not position.setup_white)
-        if not same_rules and not self._warned:
-            log.warning("book %s is for %dx%d komi %g: not used in this game", self.book.name, self.book.size,
-                        self.book.size, self.book.komi)
-            self._warned = True
-        return same_rules and len(position.moves) < self.max_moves
+        return (self.book.engine_version == ENGINE_VERSION and position.size == self.book.size
+                and position.komi == self.book.komi and not position.setup_black and not position.setup_white
+                and (self.max_moves is None or len(position.moves) < self.max_moves))
 
     def rows(self, key: int) -> Rows:
         """A position's statistics, read from the store once."""
@@ -58,7 +98,7 @@ class BookPlayer(Player):
     def lookup(self, position: Position) -> BookLookup:
         return book_lookup(self.book, position, self.rows, self.min_games)
 
-    def book_result(self, position: Position) -> SearchResult | None:
+    def book_result(self, position: Position) -> BookResult | None:
         """The usage rule's answer with the book's figures, or None when out of book."""
         if not self.applies_to(position):
             return None
@@ -67,21 +107,48 @@ class BookPlayer(Player):
         choice = found.usage
         if choice is None:
             return None
-        ranked = sorted(found.candidates, key=lambda c: (c.wins, c.winrate), reverse=True)
+        ranked = sorted(found.candidates, key=lambda c: (c.points, c.winrate), reverse=True)
         stats = [MoveStats(point=c.point, visits=c.games, winrate=c.winrate, variance=0.0, pv=[c.point])
                  for c in ranked]
-        return SearchResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,
-                            seconds=time.perf_counter() - started, moves=stats, pv=[choice.point])
+        return BookResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,
+                          seconds=time.perf_counter() - started, moves=stats, pv=[choice.point])
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
         result = self.book_result(position)
         if result is None:
             return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,
                                       progress_interval=progress_interval, cancel=cancel)
-        self.book_moves += 1
         if on_progress is not None:
             on_progress(result)
         return result
+
+    # ---- the record of the game -------------------------------------------------------------------
+
+    def record_move(self, color: int, ply: int, result: SearchResult | None) -> str | None:
+        """``color`` played ``result``'s move (None: a move that no genmove chose) as move ``ply`` of
+        the game; the line to show when that move left the book, else None."""
+        play = self.game[color]
+        play.moves += 1
+        if isinstance(result, BookResult):
+            play.book_moves += 1
+            self.book_moves += 1
+            return None
+        if play.left_at is None:
+            play.left_at = ply
+            return (f"book: {COLOR_WORDS[color]} left the book {self.book.name!r} at ply {ply} "
+                    f"after {play.book_moves} book move{'s' if play.book_moves != 1 else ''}")
+        return None
+
+    def game_summary(self) -> str | None:
+        """One line on the current game's use of the book, by the colours this player moved for."""
+        parts = [f"{COLOR_WORDS[c]} {self.game[c].describe()}" for c in (BLACK, WHITE) if self.game[c].moves]
+        return f"book {self.book.name!r} this game: " + "; ".join(parts) if parts else None
+
+    def begin_game(self) -> str | None:
+        """Start the record of a new game; the summary of the one before (None if it had no moves)."""
+        summary = self.game_summary()
+        self.game = {BLACK: BookPlay(), WHITE: BookPlay()}
+        return summary
 
     def new_game(self) -> None:
         self.inner.new_game()

@@ -1,10 +1,14 @@
-"""The coevolution rules of seed 002 and the usage rule, on a position's book statistics: rows in,
-choice out (no store here; ``obook.book.lookup`` reads the rows and applies these).
+"""The coevolution rules of seed 002, Beta sampling, and the usage rule, on a position's book
+statistics: rows in, choice out (no store here; ``obook.book.lookup`` reads the rows and applies these).
 
 MBM ("mutate bad moves", threshold 50%) and MVBM ("mutate very bad moves", 10%): in each position of
 a self-play game, score every move by the frequency of won games in the population with that move
 in that position; play the best one if its score exceeds the threshold, otherwise mutate (play the
-search's move). Playing *from* the book uses the usage rule: the most simulated move in won games.
+search's move). A draw (jigo, at an integer komi) counts as half a won game for both players.
+
+BETA (an option beyond seed 002: the "Beta distribution sampling" of the MoGo team's meta-MCTS):
+Thompson sampling, which explores by uncertainty instead of taking the greedy argmax; see
+``beta_move``. Playing *from* the book uses the usage rule: the most simulated move in won games.
 """
 
 from __future__ import annotations
@@ -17,7 +21,15 @@ from obook.go.board import PASS
 
 MBM = "mbm"
 MVBM = "mvbm"
+BETA = "beta"
 THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
+ALGORITHMS = (MBM, MVBM, BETA)  # BETA has no threshold (its books store 0)
+
+
+class BetaSampler(Protocol):
+    """The caller's random numbers: ``random.Random`` (seeded by the caller, so a choice replays)."""
+
+    def betavariate(self, alpha: float, beta: float) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -28,11 +40,17 @@ class Candidate:
     vertex: str
     games: int
     wins: int  # games won by the player making this move
-    share: float  # this move's share of the won games of the position
+    share: float  # this move's share of the won games (draws as half) of the position
+    draws: int = 0  # drawn games (jigo): half a win each
+
+    @property
+    def points(self) -> float:
+        """Won games, a draw counting half."""
+        return self.wins + 0.5 * self.draws
 
     @property
     def winrate(self) -> float:
-        return self.wins / self.games if self.games else 0.0
+        return self.points / self.games if self.games else 0.0
 
 
 class BoardView(Protocol):
@@ -43,19 +61,20 @@ class BoardView(Protocol):
     def vertex(self, point: int) -> str: ...
 
 
-def candidates_from_rows(position: BoardView, symmetry: int, rows: Sequence[tuple[int, int, int]]) -> list[Candidate]:
+def candidates_from_rows(position: BoardView, symmetry: int,
+                         rows: Sequence[tuple[int, int, int, int]]) -> list[Candidate]:
     """The legal moves the population has played in this position (or any symmetric or transposed
-    copy of it), most played first, from its statistics rows (canonical move, games, wins) and the
-    symmetry taking the position to its canonical orientation."""
-    total_wins = sum(w for _, _, w in rows)
+    copy of it), most played first, from its statistics rows (canonical move, games, wins, draws)
+    and the symmetry taking the position to its canonical orientation."""
+    total = sum(w + 0.5 * d for _, _, w, d in rows)
     candidates = []
-    for move, games, wins in rows:
+    for move, games, wins, draws in rows:
         point = PASS if move == PASS else position.from_canonical(move, symmetry)
         if point != PASS and not position.is_legal(point):
             continue  # only under superko can a transposition forbid a move the population played
         candidates.append(Candidate(point=point, vertex=position.vertex(point), games=games, wins=wins,
-                                    share=wins / total_wins if total_wins else 0.0))
-    candidates.sort(key=lambda c: (-c.games, -c.wins, c.point))
+                                    share=(wins + 0.5 * draws) / total if total else 0.0, draws=draws))
+    candidates.sort(key=lambda c: (-c.games, -c.points, c.point))
     return candidates
 
 
@@ -77,13 +96,50 @@ def coevolution_move(candidates: list[Candidate], threshold: float, widening: fl
     return best
 
 
+def beta_move(candidates: list[Candidate], rng: BetaSampler, widening: float = 0.0) -> Candidate | None:
+    """Thompson sampling ("Beta distribution sampling"): draw a success rate for each candidate from
+    Beta(w + 1, l + 1), w its won games and l its lost ones (a draw half of each), and one for a
+    *new-move arm*; play the candidate with the highest draw, or ``None`` (mutate: the search
+    plays a fresh move) when the new-move arm's draw is highest. A move whose first game was lost
+    (Beta(1, 2)) is still chosen now and then, so one unlucky game does not bury it, and a move of
+    an unscored seed (0 games: Beta(1, 1)) gets tried.
+
+    The new-move arm is Beta(1 + P/k, 1 + (G - P)/k), with G the position's games, P its won
+    games (draws half) and k its number of candidates: *an average move of this position, known as
+    well as an average one*. Why: the fresh move comes from the same search that proposed the
+    moves already here, so a priori it is about as good as they are on average, not a coin flip.
+    A uniform Beta(1, 1) arm would mutate with probability about 1 - p forever in a position whose
+    best move wins a fraction p, i.e. half the time in a balanced opening, and the book would never
+    grow deep. With this arm, when the k moves are alike the rule mutates 1 time in k + 1 by
+    symmetry (a position widens as it is played, like progressive widening, without a parameter),
+    a move below the position's average soon loses its turn to a new move, and one clearly above
+    it is played almost always. A position the book does not know (no candidates) mutates.
+
+    The random numbers come from ``rng`` (the caller seeds it, so self-play replays its choices);
+    ``widening`` > 0 applies progressive widening first, as in ``coevolution_move``."""
+    if not candidates:
+        return None
+    games = sum(c.games for c in candidates)
+    if widening > 0 and len(candidates) < 1 + math.floor(games ** widening):
+        return None
+    points = sum(c.points for c in candidates)
+    k = len(candidates)
+    best, best_draw = None, rng.betavariate(1.0 + points / k, 1.0 + (games - points) / k)
+    for c in candidates:
+        draw = rng.betavariate(1.0 + c.points, 1.0 + c.games - c.points)
+        if draw > best_draw:
+            best, best_draw = c, draw
+    return best
+
+
 def usage_move(candidates: list[Candidate], min_games: int = 1) -> Candidate | None:
-    """The usage rule: the most simulated move in won games (ties: the better success rate), among
-    moves with at least ``min_games`` games; ``None`` when no move has won a game."""
+    """The usage rule: the most simulated move in won games (a draw counting half; ties: the better
+    success rate), among moves with at least ``min_games`` games; ``None`` when no move has won a
+    game."""
     best = None
     for c in candidates:
-        if c.games < min_games or c.wins == 0:
+        if c.games < min_games or c.points == 0:
             continue
-        if best is None or (c.wins, c.winrate) > (best.wins, best.winrate):
+        if best is None or (c.points, c.winrate) > (best.points, best.winrate):
             best = c
     return best

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 from dataclasses import dataclass
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, opening_statistics, replay
+from obook.book.keys import ENGINE_VERSION, BookGameError, game_outcome, opening_statistics, replay, within_depth
 from obook.book.lookup import book_lookup
 from obook.book.rules import Candidate
 from obook.errors import ObookError
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 BOOK, SEARCH, SEED = "b", "m", "s"  # where a move came from (games.origins)
 OWNERSHIP_PLAYOUTS = 600  # playouts that decide which stones are dead when both players pass
+BOOK_RNG_MOVES = 2 * 10**6  # move_seed(game seed, this + move number) seeds a BETA book's sampling
 
 
 class EngineMismatch(ObookError):
@@ -146,11 +148,14 @@ class SelfPlayer:
     def is_over(self, position: Position) -> bool:
         return position.passes >= 2 or len(position.moves) >= max_moves(self.book.size)
 
-    def book_pick(self, position: Position, rows: ReadRows) -> Candidate | None:
-        """The coevolution rule's move within the book's depth; None: mutate (search)."""
-        if len(position.moves) >= self.book.depth:
+    def book_pick(self, position: Position, rows: ReadRows, game_seed: int = 0) -> Candidate | None:
+        """The coevolution rule's move within the book's depth; None: mutate (search). A BETA
+        book samples from a generator seeded by the game's seed and the move number, so that a
+        resumed game makes the choice an uninterrupted one would have made."""
+        if not within_depth(self.book.depth, len(position.moves)):
             return None
-        return book_lookup(self.book, position, rows).coevolution
+        rng = random.Random(move_seed(game_seed, BOOK_RNG_MOVES + len(position.moves)))
+        return book_lookup(self.book, position, rows, rng=rng).coevolution
 
     def choose(self, held: HeldGame, position: Position) -> Choice:
         """The book move when one beats the threshold, otherwise the mutation player's move. The
@@ -160,7 +165,7 @@ class SelfPlayer:
             pick = held.pick
             held.prepared, held.pick = False, None
         else:
-            pick = self.lease.start_move(held.game, lambda rows: self.book_pick(position, rows))
+            pick = self.lease.start_move(held.game, lambda rows: self.book_pick(position, rows, held.game.seed))
         if pick is not None:
             return Choice(pick.vertex, BOOK, pick.winrate)
         result = self.search(held.game, position)
@@ -212,7 +217,8 @@ class SelfPlayer:
         over = self.is_over(position)
         prepare = more and not over
         held.game, pick = self.lease.append(held.game, choice.vertex, choice.origin,
-                                            (lambda rows: self.book_pick(position, rows)) if prepare else None)
+                                            (lambda rows: self.book_pick(position, rows, held.game.seed))
+                                            if prepare else None)
         if over:
             return self.finish(held.game, position)
         held.position, held.prepared, held.pick = position, prepare, pick
@@ -239,8 +245,8 @@ class SelfPlayer:
             self._abandon(game, problem)
             return True
         outcome = outcome or self.outcome(game, position)
-        stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves, outcome.winner,
-                                   self.book.depth)
+        stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves,
+                                   game_outcome(outcome.winner, outcome.result), self.book.depth)
         self.lease.finish(game, outcome.result, outcome.winner, outcome.score, stats)
         if game.n_moves >= max_moves(self.book.size) and position.passes < 2:
             log.warning("game %d reached the move cap (%d moves): scored as it stands, %s", game.id, game.n_moves,

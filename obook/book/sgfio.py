@@ -8,12 +8,12 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from obook.book.keys import opening_statistics
+from obook.book.keys import UNSCORED, game_outcome, opening_statistics, within_depth
 from obook.book.lookup import book_lookup
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
-from obook.go.sgf import SgfError, read_sgf
+from obook.go.sgf import SgfError, SgfRecord, read_sgf_collection
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.games import insert_finished_game
@@ -22,82 +22,190 @@ from obook.store.stats import rows_reader
 
 SEED_ORIGIN = "s"
 
+REFUSE, MOVES_ONLY, ACCEPT = "refuse", "moves-only", "accept"  # what to do with a result at another komi
+WIN, DRAW, NOT_BOARD, NO_RESULT, UNKNOWN = "win", "draw", "not-board", "none", "unknown"  # kinds of RE value
+UNSCORED_RESULT = "?"  # the stored result of a seed whose result does not count at the book's komi
+
+
+def classify_result(result: str) -> tuple[str, str | None]:
+    """(kind, winner) of an SGF RE value. Board results: "B+R", "W+Resign", "B+3.5", "W+" are a
+    ``WIN`` for that colour; "0", "Draw", "Jigo" a ``DRAW``. Not board results: "B+T"/"B+Time"
+    (time), "W+F"/"W+Forfeit" (forfeit) are ``NOT_BOARD``; "Void", "?" and no RE are ``NO_RESULT``;
+    anything else is ``UNKNOWN``."""
+    text = result.strip().upper()
+    if text in ("0", "DRAW", "JIGO"):
+        return DRAW, None
+    if text in ("", "?", "VOID"):
+        return NO_RESULT, None
+    if len(text) >= 2 and text[0] in "BW" and text[1] == "+":
+        margin = text[2:].strip()
+        if margin in ("", "R", "RESIGN"):
+            return WIN, text[0]
+        if margin in ("T", "TIME", "F", "FORFEIT"):
+            return NOT_BOARD, text[0]
+        try:
+            if float(margin) > 0:
+                return WIN, text[0]
+        except ValueError:
+            pass
+    return UNKNOWN, None
+
 
 @dataclass
 class SeedGame:
-    path: str
+    path: str  # the file; in a collection, with the game's number
     moves: list[str]
-    winner: str | None
-    result: str
-    komi: float
+    winner: str | None  # as stored: "B", "W", or None (a draw when ``result`` is "0", else unscored)
+    result: str  # as stored
+    komi: float | None  # the record's komi (None: no KM)
+    rules: str = ""  # the record's RU
+    scored: bool = True
+    why: str = ""  # why it is unscored, or what was accepted
+
+
+@dataclass
+class SeedEntry:
+    file: str
+    game: str  # the file, or "file (game n of m)"
+    status: str  # "added", "unscored" (added without a result), "duplicate", "skipped"
+    why: str = ""
+    game_id: int | None = None
+    komi: float | None = None
+    rules: str = ""
 
 
 @dataclass
 class SeedReport:
-    added: list[int] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (file, why)
+    entries: list[SeedEntry] = field(default_factory=list)
+
+    def _of(self, *statuses: str) -> list[SeedEntry]:
+        return [e for e in self.entries if e.status in statuses]
+
+    @property
+    def added(self) -> list[int]:
+        """Ids of the games added, with or without a result."""
+        return [e.game_id for e in self._of("added", "unscored")]
+
+    @property
+    def scored(self) -> list[int]:
+        return [e.game_id for e in self._of("added")]
+
+    @property
+    def unscored(self) -> list[tuple[str, str]]:
+        return [(e.game, e.why) for e in self._of("unscored")]
+
+    @property
+    def duplicates(self) -> list[str]:
+        return [e.game for e in self._of("duplicate")]
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        return [(e.game, e.why) for e in self._of("skipped")]
+
+    def by_file(self) -> dict[str, list[SeedEntry]]:
+        files: dict[str, list[SeedEntry]] = {}
+        for e in self.entries:
+            files.setdefault(e.file, []).append(e)
+        return files
 
 
-def winner_of(result: str) -> tuple[str | None, bool]:
-    """(winner, known?) from an SGF RE value: "B+R" -> ("B", True), "0"/"Draw" -> (None, True)."""
-    text = result.strip().upper()
-    if text.startswith("B+"):
-        return "B", True
-    if text.startswith("W+"):
-        return "W", True
-    if text in ("0", "DRAW", "JIGO"):
-        return None, True
-    return None, False
+class KomiMismatch(ObookError):
+    """Seed games whose result was reached at another komi than the book's."""
 
 
-def read_seed(path: Path, book: BookInfo) -> SeedGame | str:
-    """A seed game, or the reason it cannot be one (other board sizes are errors, not reasons)."""
+def _komi_text(komi: float | None) -> str:
+    return "no komi (KM)" if komi is None else f"komi {komi:g}"
+
+
+def read_seeds(path: Path, book: BookInfo, komi_policy: str = REFUSE) -> list[SeedGame | tuple[str, str]]:
+    """The games of one file (every game of a collection): each a ``SeedGame``, or (game, why) when it
+    cannot be one. Other board sizes and unreadable files are errors; a result at another komi is
+    kept as a ``SeedGame`` whose ``why`` starts with "komi" under ``REFUSE`` (``seed_book`` refuses)."""
     try:
-        record = read_sgf(path, superko=book.superko)
+        records = read_sgf_collection(path, superko=book.superko)
     except SgfError as exc:
         raise ObookError(str(exc)) from None
+    out: list[SeedGame | tuple[str, str]] = []
+    for number, record in enumerate(records, start=1):
+        name = str(path) if len(records) == 1 else f"{path} (game {number} of {len(records)})"
+        out.append(_seed_of(record, name, book, komi_policy))
+    return out
+
+
+def _seed_of(record: SgfRecord, name: str, book: BookInfo, komi_policy: str) -> SeedGame | tuple[str, str]:
     position = record.position
     if position.size != book.size:
-        raise ObookError(f"{path}: board size {position.size}, but book {book.name!r} is {book.size}x{book.size}")
+        raise ObookError(f"{name}: board size {position.size}, but book {book.name!r} is {book.size}x{book.size}")
     if position.setup_black or position.setup_white:
-        return "has setup or handicap stones"
-    winner, known = winner_of(record.result)
-    if not known:
-        return f"no usable result (RE[{record.result}])" if record.result else "no result"
+        return name, "has setup or handicap stones"
     if not position.moves:
-        return "no moves"
+        return name, "no moves"
     expected = BLACK
     for number, (color, _) in enumerate(position.moves, start=1):
         if color != expected:
-            return f"move {number} is out of turn"
+            return name, f"move {number} is out of turn"
         expected = WHITE if expected == BLACK else BLACK
     moves = [position.vertex(p) for _, p in position.moves]
-    return SeedGame(str(path), moves, winner, record.result, position.komi)
+    komi = position.komi if record.has_komi else None
+    result = record.result.strip()
+    kind, winner = classify_result(result)
+    if kind == NOT_BOARD:
+        how = "time" if result.upper()[2:].startswith("T") else "forfeit"
+        return SeedGame(name, moves, None, result[:20], komi, record.rules, False,
+                        f"RE[{result}] is a win on {how}, not a board result")
+    if kind in (NO_RESULT, UNKNOWN):
+        why = "no result" if not result else (f"RE[{result}] is no result" if kind == NO_RESULT
+                                               else f"RE[{result}] is not a result obook reads")
+        return SeedGame(name, moves, None, result[:20] or UNSCORED_RESULT, komi, record.rules, False, why)
+    stored = "0" if kind == DRAW else result[:20]
+    if komi == book.komi:
+        return SeedGame(name, moves, winner, stored, komi, record.rules)
+    at = f"RE[{result}] at {_komi_text(komi)}, book komi {book.komi:g}"
+    if komi_policy == ACCEPT:
+        return SeedGame(name, moves, winner, stored, komi, record.rules, True, f"{at}: accepted (--accept-komi)")
+    if komi_policy == MOVES_ONLY:
+        return SeedGame(name, moves, None, UNSCORED_RESULT, komi, record.rules, False,
+                        f"{at}: moves only (--moves-only)")
+    return SeedGame(name, moves, winner, stored, komi, record.rules, True, f"komi: {at}")
 
 
-def seed_book(store: Store, book: BookInfo, paths: list[Path]) -> SeedReport:
-    """Add SGF games as finished individuals of source "seed". Every file is read and checked before
-    anything is written; then all the games go in one transaction. A game already in the book
-    (same moves) is not added twice."""
+def seed_book(store: Store, book: BookInfo, paths: list[Path], komi_policy: str = REFUSE) -> SeedReport:
+    """Add SGF games (every game of each file) as finished individuals of source "seed". Every file
+    is read and checked before anything is written; then all the games go in one transaction. A
+    game already in the book (same moves) is not added twice.
+
+    A game counts its result only when the result is a board result (a win by resignation or by
+    points, or a draw) reached at the book's komi. A result at another komi (or with no KM) is
+    refused, nothing written (``KomiMismatch`` names the files and both komis), unless
+    ``komi_policy`` is ``MOVES_ONLY`` (those games are added as unscored seeds: their moves, no
+    result) or ``ACCEPT`` (their results count as they are). A win on time or by forfeit, a void or
+    unknown result, or none, is added unscored and reported."""
+    if komi_policy not in (REFUSE, MOVES_ONLY, ACCEPT):
+        raise ObookError(f"komi policy {komi_policy!r}: choose {REFUSE}, {MOVES_ONLY} or {ACCEPT}")
     report = SeedReport()
-    games: list[SeedGame] = []
+    games: list[tuple[str, SeedGame]] = []
     for path in paths:
-        seed = read_seed(Path(path), book)
-        if isinstance(seed, str):
-            report.skipped.append((str(path), seed))
-        else:
-            games.append(seed)
+        for seed in read_seeds(Path(path), book, komi_policy):
+            if isinstance(seed, tuple):
+                report.entries.append(SeedEntry(str(path), seed[0], "skipped", seed[1]))
+            else:
+                games.append((str(path), seed))
+    refused = [g for _, g in games if g.why.startswith("komi: ")]
+    if refused:
+        shown = "; ".join(f"{g.path}: {g.why[len('komi: '):]}" for g in refused[:3])
+        more = f"; and {len(refused) - 3} more" if len(refused) > 3 else ""
+        raise KomiMismatch(f"{len(refused)} game(s) have a result at another komi than book {book.name!r}: {shown}{more}. "
+                           "Nothing was added: --moves-only adds their moves without the result, "
+                           "--accept-komi counts the results as they are")
     with store.write() as conn:
-        for game in games:
-            stats = opening_statistics(book.size, book.komi, book.superko, game.moves, game.winner, book.depth)
+        for file, game in games:
+            outcome = game_outcome(game.winner, game.result) if game.scored else UNSCORED
+            stats = opening_statistics(book.size, book.komi, book.superko, game.moves, outcome, book.depth)
             fingerprint = hashlib.sha256(f"{book.size}|{' '.join(game.moves)}".encode()).hexdigest()
             game_id = insert_finished_game(conn, book.id, game.moves, SEED_ORIGIN * len(game.moves), game.result,
-                                             game.winner, None, SEED, fingerprint, stats)
-            if game_id is None:
-                report.duplicates.append(game.path)
-            else:
-                report.added.append(game_id)
+                                           game.winner, None, SEED, fingerprint, stats)
+            status = "duplicate" if game_id is None else ("added" if game.scored else "unscored")
+            report.entries.append(SeedEntry(file, game.path, status, game.why, game_id, game.komi, game.rules))
     return report
 
 
@@ -116,21 +224,26 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
     """The book as one SGF game tree: each node a book move, most played first, with games, wins
     and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent). Returns the
     SGF and the number of move nodes."""
-    depth = book.depth if depth is None else min(depth, book.depth)
+    if depth is None or depth <= 0:
+        depth = book.depth  # 0: the book has no cap (``max_nodes`` bounds the tree)
+    elif book.depth > 0:
+        depth = min(depth, book.depth)
     game = sgf.Sgf_game(book.size)
     root = game.get_root()
     root.set("KM", float(book.komi))
     root.set("RU", "Chinese")
     root.set("GN", f"obook {book.name}")
-    root.set("C", f"obook opening book {book.name!r}: {book.algorithm.upper()} (threshold {book.threshold:g}), "
-                  f"depth {book.depth}, komi {book.komi:g}. Each move: games, wins of its player, win rate.")
+    rule = "Beta sampling" if book.algorithm == "beta" else f"threshold {book.threshold:g}"
+    root.set("C", f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
+                  f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
+                  "of its player, win rate (a draw counts half).")
     nodes = 0
     with store.read() as conn:
         rows = rows_reader(conn, book.id)
         stack = [(root, Position(size=book.size, komi=book.komi, superko=book.superko))]
         while stack and nodes < max_nodes:
             parent, position = stack.pop()
-            if len(position.moves) >= depth:
+            if not within_depth(depth, len(position.moves)):
                 continue
             mover = "b" if position.to_move == BLACK else "w"
             children = []
@@ -140,7 +253,8 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
                 node = parent.new_child()
                 node.set_move(mover, _sgf_point(c.point, book.size))
                 black_rate = c.winrate if mover == "b" else 1.0 - c.winrate
-                node.set("C", f"games {c.games}, wins {c.wins}, win rate {100 * c.winrate:.1f}% for "
+                drawn = f", draws {c.draws}" if c.draws else ""
+                node.set("C", f"games {c.games}, wins {c.wins}{drawn}, win rate {100 * c.winrate:.1f}% for "
                               f"{'Black' if mover == 'b' else 'White'}")
                 node.set_raw("SBKV", f"{100 * black_rate:.1f}".encode())
                 nodes += 1

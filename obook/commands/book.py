@@ -16,13 +16,16 @@ def _db(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("build", help="build an opening book by MBM/MVBM self-play with local processes")
+    p = subparsers.add_parser("build", help="build an opening book by MBM/MVBM/Beta self-play with local processes")
     p.add_argument("--book", default="default", help="book name (created when new)")
     p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
     p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
-    p.add_argument("--algorithm", choices=("mbm", "mvbm"), default=None, help="new book: mvbm")
-    p.add_argument("--threshold", type=float, default=None, help="book-move threshold (default 0.5 MBM, 0.1 MVBM)")
-    p.add_argument("--depth", type=int, default=None, help="moves of each game that count in the book (new: 20)")
+    p.add_argument("--algorithm", choices=("mbm", "mvbm", "beta"), default=None,
+                   help="new book: mvbm; beta: Thompson sampling on Beta(w+1, l+1) with a new-move arm")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="book-move threshold (default 0.5 MBM, 0.1 MVBM; beta has none)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="moves of each game that count in the book (new: 20; 0: every move, no cap)")
     p.add_argument("--search", default=None, help="search options of the mutation player (SearchConfig spec)")
     p.add_argument("--superko", action="store_true", default=None, help="forbid positional superko")
     p.add_argument("--widening", type=float, default=None,
@@ -36,7 +39,13 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser("seed", help="add SGF games to a book as seed individuals")
     p.add_argument("--book", required=True)
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE.sgf", help="SGF files or directories of them")
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE.sgf",
+                   help="SGF files (every game of a collection) or directories of them")
+    komi = p.add_mutually_exclusive_group()
+    komi.add_argument("--moves-only", action="store_true",
+                      help="a game whose result is at another komi than the book's: add its moves without the result")
+    komi.add_argument("--accept-komi", action="store_true",
+                      help="a game whose result is at another komi than the book's: count the result as it is")
     _db(p)
     p.set_defaults(func=cmd_seed)
 
@@ -44,7 +53,8 @@ def register(subparsers) -> None:
     p.add_argument("--book", required=True)
     p.add_argument("--sgf", required=True, type=Path, help="output file")
     p.add_argument("--min-games", type=int, default=1, help="leave out moves with fewer games")
-    p.add_argument("--depth", type=int, default=None, help="moves from the root (default: the book's depth)")
+    p.add_argument("--depth", type=int, default=None,
+                   help="moves from the root (default and 0: the book's depth; at most 100,000 moves are written)")
     _db(p)
     p.set_defaults(func=cmd_export)
 
@@ -112,8 +122,8 @@ def cmd_build(args) -> int:
     plan = BuildPlan(url=store.url, book=book.name, target=args.games, workers=workers, seconds=seconds)
     err = sys.stderr
     widening = f", widening {book.widening:g}" if book.widening else ""
-    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {book.algorithm.upper()} "
-          f"threshold {book.threshold:g}, depth {book.depth}{widening}) in {store.name}", file=err)
+    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {_rule(book)}, "
+          f"depth {_depth(book.depth)}{widening}) in {store.name}", file=err)
     print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
           f"mutation move, target {args.games} finished games (Ctrl-C stops; run again to continue)", file=err)
     started = time.time()
@@ -176,6 +186,16 @@ def _build_with_display(plan, build) -> object:
 # ---- seed, export, lookup, verify, books, db --------------------------------------------------------
 
 
+def _rule(book) -> str:
+    if book.algorithm == "beta":
+        return "BETA sampling"
+    return f"{book.algorithm.upper()} threshold {book.threshold:g}"
+
+
+def _depth(depth: int) -> str:
+    return str(depth) if depth > 0 else "unlimited"
+
+
 def _sgf_files(paths: list[Path]) -> list[Path]:
     from obook.errors import ObookError
 
@@ -191,16 +211,30 @@ def _sgf_files(paths: list[Path]) -> list[Path]:
 
 
 def cmd_seed(args) -> int:
-    from obook.book.sgfio import seed_book
+    from collections import Counter
+
+    from obook.book.sgfio import ACCEPT, MOVES_ONLY, REFUSE, seed_book
 
     files = _sgf_files(args.files)
     store = _store(args)
     book = _book(store, args.book)
-    report = seed_book(store, book, files)
-    for path, why in report.skipped:
-        print(f"skipped {path}: {why}", file=sys.stderr)
-    print(f"book {book.name!r}: {len(report.added)} seed games added, {len(report.duplicates)} already present, "
-          f"{len(report.skipped)} skipped")
+    policy = MOVES_ONLY if args.moves_only else ACCEPT if args.accept_komi else REFUSE
+    report = seed_book(store, book, files, policy)
+    for path, entries in report.by_file().items():
+        counts = Counter(e.status for e in entries)
+        komis = sorted({"no KM" if e.komi is None else f"{e.komi:g}" for e in entries if e.status != "skipped"})
+        rules = sorted({e.rules for e in entries if e.rules})
+        read = (f" (komi {', '.join(komis)}" + (f"; rules {', '.join(rules)}" if rules else "") + ")") if komis else ""
+        print(f"{path}: {len(entries)} game(s){read}: {counts['added']} seeded with their result, "
+              f"{counts['unscored']} seeded without a result, {counts['duplicate']} already present, "
+              f"{counts['skipped']} skipped", file=sys.stderr)
+        for e in entries:
+            if e.why and e.status != "duplicate":
+                label = e.game[len(path):].strip().strip("()") or "the game"
+                verb = {"skipped": "skipped", "unscored": "no result counted", "added": "result counted"}[e.status]
+                print(f"  {label}: {verb}: {e.why}", file=sys.stderr)
+    print(f"book {book.name!r}: {len(report.scored)} seed games added with their result, {len(report.unscored)} "
+          f"without a result (unscored), {len(report.duplicates)} already present, {len(report.skipped)} skipped")
     return 0
 
 
@@ -235,18 +269,20 @@ def cmd_lookup(args) -> int:
     if not found.in_book:
         print("  out of book: the population has no game through this position")
         return 0
-    print(f"  {'move':>5} {'games':>7} {'wins':>7} {'win rate':>9} {'share of wins':>14}")
+    print(f"  {'move':>5} {'games':>7} {'wins':>7} {'draws':>6} {'win rate':>9} {'share of wins':>14}")
     for c in found.candidates:
         marks = []
         if found.usage is not None and c.point == found.usage.point:
             marks.append("usage rule")
         if found.coevolution is not None and c.point == found.coevolution.point:
             marks.append(f"{book.algorithm.upper()} book move")
-        print(f"  {c.vertex:>5} {c.games:>7} {c.wins:>7} {100 * c.winrate:>8.1f}% {100 * c.share:>13.1f}%"
+        print(f"  {c.vertex:>5} {c.games:>7} {c.wins:>7} {c.draws:>6} {100 * c.winrate:>8.1f}% {100 * c.share:>13.1f}%"
               f"{'   <- ' + ', '.join(marks) if marks else ''}")
     if found.usage is None:
         print("  usage rule: no move has won a game here")
-    if found.coevolution is None:
+    if book.algorithm == "beta":
+        print("  self-play samples each move's Beta(w+1, l+1) (a draw half of each) and a new-move arm (mutate)")
+    elif found.coevolution is None:
         print(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
     return 0
 
@@ -261,9 +297,9 @@ def cmd_verify(args) -> int:
     for game_id, why in result.bad_games[:20]:
         print(f"  game {game_id} does not replay: {why}")
     for key, move, value in result.missing[:20]:
-        print(f"  position {key:016x} move {move}: should be games/wins {value[0]}/{value[1]}")
+        print(f"  position {key:016x} move {move}: should be games/wins/draws {value[0]}/{value[1]}/{value[2]}")
     for key, move, value in result.extra[:20]:
-        print(f"  position {key:016x} move {move}: stored {value[0]}/{value[1]} but no finished game has it")
+        print(f"  position {key:016x} move {move}: stored {value[0]}/{value[1]}/{value[2]} but no finished game has it")
     if result.clean:
         print("  statistics match the games")
         return 0
@@ -285,7 +321,7 @@ def cmd_books(args) -> int:
         print(f"no books in {store.name}")
     for b in books:
         c = counts.get(b.id, {})
-        print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {b.depth}, "
+        print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
               f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
               f"{c.get('in_progress', 0)} in progress")
     return 0

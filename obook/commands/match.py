@@ -2,7 +2,9 @@
 
 A and B are obook search configurations (``obook:playouts=2000,policy=atari50`` or just the spec)
 or GTP command lines (``gtp:/usr/games/gnugo --mode gtp --level 10 --chinese-rules``, or anything
-with a space or a slash). The progress bar goes to stderr, so ``--json`` output stays clean.
+with a space or a slash). The progress bar goes to stderr, so ``--json`` output stays clean. An
+obook engine's book (``book=NAME``) that can never be used in the match (another size, komi or engine
+version) is refused before any game; how each engine with a book used it is in the summary's ``book``.
 """
 
 from __future__ import annotations
@@ -79,6 +81,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"average game {summary.average_moves:.1f} moves; seconds per move: "
           f"A {spm['A'] if spm['A'] is not None else '-'}, B {spm['B'] if spm['B'] is not None else '-'}")
     print("endings: " + ", ".join(f"{reason} {count}" for reason, count in sorted(summary.reasons.items())))
+    for role in ("A", "B"):
+        play = summary.book[role]
+        if play is None or not play["games"]:
+            continue
+        if play["mean_left_at"] is None:
+            left = "never left it"
+        else:
+            left = f"left it at ply {play['mean_left_at']:g} on average"
+            if play["never_left"]:
+                left += f" (never in {play['never_left']} of {play['games']} games)"
+        print(f"{role}'s book {play['book']!r}: {play['mean_book_moves']:g} book moves a game, {left}")
     for item in summary.forfeits:
         print(f"  game {item['game']} forfeited: {item['reason']}: {item['detail']}")
     print(f"games saved in {summary.sgf_dir}")

@@ -1,6 +1,7 @@
 """SGF game records in and out, through sgfmill.
 
-Reading turns the main line of a record into a ``Position``: board size, komi, handicap and setup
+Reading turns the main line of a record into a ``Position`` (``read_sgf``: the file's first game;
+``read_sgf_collection``: every game of a collection file, one with several game trees): board size, komi, handicap and setup
 stones (``AB``/``AW``/``AE`` in the nodes before the first move), the player to move (``PL``) and the
 moves, optionally only the first N of them. Every problem a file can have (not SGF, not Go, a size
 obook cannot play, a coordinate off the board, a move the rules forbid, setup stones in the middle of
@@ -16,7 +17,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sgfmill import sgf
+from sgfmill import sgf, sgf_grammar
 
 from obook.errors import IllegalMoveError, ObookError
 from obook.go import board as rules
@@ -41,6 +42,8 @@ class SgfRecord:
     black: str = ""
     white: str = ""
     result: str = ""
+    rules: str = ""  # RU as written ("Chinese", "Japanese", ...; "" when absent)
+    has_komi: bool = True  # False: no KM in the file (the position has the caller's default komi)
     handicap: int = 0
     total_moves: int = 0  # moves in the file's main line (the position may hold fewer)
     comments: dict[int, str] = field(default_factory=dict)  # move number (0: root) -> comment
@@ -53,22 +56,49 @@ def read_sgf(
     default_komi: float = 0.0,
 ) -> SgfRecord:
     """Read a record (a path, or the file's bytes) and replay its first ``moves`` moves (all when
-    ``None``; more than the game has means all). ``default_komi`` applies when the file has no KM."""
-    if isinstance(source, bytes):
-        data, name = source, "SGF data"
-    else:
-        path = Path(source)
-        name = str(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise SgfError(f"cannot read {name}: {exc.strerror or exc}") from None
+    ``None``; more than the game has means all). ``default_komi`` applies when the file has no KM.
+    A collection file gives its first game (``read_sgf_collection`` reads them all)."""
+    data, name = _source_bytes(source)
     if moves is not None and moves < 0:
         raise SgfError(f"{name}: the number of moves to load must not be negative (got {moves})")
     try:
         game = sgf.Sgf_game.from_bytes(data)
     except ValueError as exc:
         raise SgfError(f"{name}: not a valid SGF file ({exc or 'parse error'})") from None
+    return _record(game, name, moves, superko, default_komi)
+
+
+def read_sgf_collection(source: str | Path | bytes, superko: bool = False,
+                        default_komi: float = 0.0) -> list[SgfRecord]:
+    """Every game of a file (an SGF collection holds several game trees), each replayed in full.
+    An error in any game names the file and, in a collection, the game's number."""
+    data, name = _source_bytes(source)
+    try:
+        trees = sgf_grammar.parse_sgf_collection(data)
+    except ValueError as exc:
+        raise SgfError(f"{name}: not a valid SGF file ({exc or 'parse error'})") from None
+    records = []
+    for number, tree in enumerate(trees, start=1):
+        where = name if len(trees) == 1 else f"{name} (game {number} of {len(trees)})"
+        try:
+            game = sgf.Sgf_game.from_coarse_game_tree(tree)
+        except ValueError as exc:
+            raise SgfError(f"{where}: not a valid SGF game ({exc or 'parse error'})") from None
+        records.append(_record(game, where, None, superko, default_komi))
+    return records
+
+
+def _source_bytes(source: str | Path | bytes) -> tuple[bytes, str]:
+    if isinstance(source, bytes):
+        return source, "SGF data"
+    path = Path(source)
+    try:
+        return path.read_bytes(), str(path)
+    except OSError as exc:
+        raise SgfError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _record(game: sgf.Sgf_game, name: str, moves: int | None, superko: bool, default_komi: float) -> SgfRecord:
     root = game.get_root()
     if root.has_property("GM") and root.get_raw("GM").strip() != b"1":
         raise SgfError(f"{name}: not a Go record (GM[{root.get_raw('GM').decode(errors='replace')}])")
@@ -142,6 +172,8 @@ def read_sgf(
         black=_text(game, "b"),
         white=_text(game, "w"),
         result=root.get("RE") if root.has_property("RE") else "",
+        rules=_property_text(root, "RU"),
+        has_komi=root.has_property("KM"),
         handicap=handicap,
         total_moves=len(played),
         comments=comments,
@@ -223,6 +255,13 @@ def _row_col(point: int, size: int) -> tuple[int, int]:
     return row, col
 
 
+def _property_text(node, key: str) -> str:
+    try:
+        return node.get(key).strip() if node.has_property(key) else ""
+    except ValueError:
+        return ""
+
+
 def _text(game: sgf.Sgf_game, color: str) -> str:
     try:
         return game.get_player_name(color) or ""
@@ -236,4 +275,4 @@ def _version() -> str:
     return __version__
 
 
-__all__ = ["SgfError", "SgfRecord", "game_to_sgf", "load_position", "read_sgf", "save_sgf"]
+__all__ = ["SgfError", "SgfRecord", "game_to_sgf", "load_position", "read_sgf", "read_sgf_collection", "save_sgf"]

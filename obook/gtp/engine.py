@@ -13,6 +13,7 @@ command answers ``? message`` and leaves the game exactly as it was.
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import sys
 import time
@@ -66,6 +67,8 @@ class GTPEngine(GTPProtocol):
         self.clock = TimeManager()
         self.ownership_playouts = ownership_playouts
         self.player = player if player is not None else _make_player(self.config)
+        self.book = _book_player(player)
+        self._book_notice: str | None = None
         self._status_cache: tuple[tuple, object] | None = None
         self.commands = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
@@ -101,9 +104,18 @@ class GTPEngine(GTPProtocol):
             "gogui-interrupt": lambda args: "",
             "obook-ownership": self.cmd_ownership,
         }
+        if self.book is not None:
+            self.commands["obook-book_stats"] = self.cmd_book_stats
+            self._check_book()
 
     def close(self) -> None:
+        if self.book is not None:
+            self._say(self.book.game_summary())
         self.player.close()
+
+    def _say(self, line: str | None) -> None:
+        if line:
+            print(line, file=self.log, flush=True)
 
     # ---- administrative commands ----------------------------------------------------------------
 
@@ -121,6 +133,7 @@ class GTPEngine(GTPProtocol):
         if not rules.MIN_SIZE <= size <= MAX_BOARD_SIZE:
             raise GTPCommandError(f"unacceptable size {size}: obook plays {rules.MIN_SIZE} to {MAX_BOARD_SIZE}")
         self._new_game(Position(size=size, komi=self.position.komi, superko=self.superko))
+        self._check_book()
         return ""
 
     def cmd_clear_board(self, args: list[str]) -> str:
@@ -130,6 +143,7 @@ class GTPEngine(GTPProtocol):
     def _new_game(self, position: Position) -> None:
         self.position = position
         self.player.new_game()
+        self._begin_book_game()
         self.clock.reset()
 
     def cmd_komi(self, args: list[str]) -> str:
@@ -141,6 +155,7 @@ class GTPEngine(GTPProtocol):
         if math.isnan(komi) or abs(komi) > 1000:
             raise GTPCommandError(f"komi out of range: {args[0]!r}")
         self.position.komi = komi
+        self._check_book()
         return ""
 
     # ---- moves ----------------------------------------------------------------------------------
@@ -175,6 +190,8 @@ class GTPEngine(GTPProtocol):
         if move is None:
             return "resign"
         if play:
+            if self.book is not None:
+                self._say(self.book.record_move(color, len(self.position.moves) + 1, result))
             self.position.play(move, color)
         return format_vertex(move, self.position.size)
 
@@ -346,6 +363,8 @@ class GTPEngine(GTPProtocol):
         record = read_sgf(args[0], moves=moves, superko=self.superko, default_komi=self.position.komi)
         self.position = record.position
         self.player.new_game()
+        self._begin_book_game()
+        self._check_book()
         return COLOR_WORDS[self.position.to_move]
 
     def cmd_printsgf(self, args: list[str]) -> str:
@@ -394,6 +413,33 @@ class GTPEngine(GTPProtocol):
         if p.moves or p.setup_black or p.setup_white:
             raise GTPCommandError("board not empty")
 
+    # ---- the book ---------------------------------------------------------------------------------
+
+    def _check_book(self) -> None:
+        """One stderr line when the book cannot be used in this game (its size, komi or engine version
+        differ), and one when it can again; nothing while nothing changes."""
+        if self.book is None:
+            return
+        problem = self.book.mismatch(self.position.size, self.position.komi)
+        if problem is not None and problem != self._book_notice:
+            self._say(f"{problem}: the book will not be used")
+        elif problem is None and self._book_notice is not None:
+            book = self.book.book
+            self._say(f"book {book.name!r} ({book.size}x{book.size} komi {book.komi:g}) will be used")
+        self._book_notice = problem
+
+    def _begin_book_game(self) -> None:
+        if self.book is not None:
+            self._say(self.book.begin_game())
+
+    def cmd_book_stats(self, args: list[str]) -> str:
+        """``obook-book_stats``: this game's use of the book, one JSON line:
+        ``{"book": NAME, "black": {"book_moves": N, "left_at": PLY|null}, "white": {...}}``."""
+        expect_arguments(args, 0, "obook-book_stats")
+        game = self.book.game
+        return json.dumps({"book": self.book.book.name, "black": game[BLACK].to_dict(),
+                           "white": game[WHITE].to_dict()})
+
     # ---- analysis -------------------------------------------------------------------------------
 
     def cmd_analyze(self, args: list[str]) -> Streamed:
@@ -438,6 +484,15 @@ class GTPEngine(GTPProtocol):
             "plist/Seki Stones/final_status_list seki",
             "string/Final Score/final_score",
         ])
+
+
+def _book_player(player):
+    """``player`` when it plays from a book (a ``BookPlayer``), else None."""
+    if player is None:
+        return None
+    from obook.book.player import BookPlayer
+
+    return player if isinstance(player, BookPlayer) else None
 
 
 def _make_player(config: SearchConfig):

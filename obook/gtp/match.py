@@ -13,10 +13,16 @@ Colours alternate (A takes Black in even-numbered games); every game is saved as
 A's score (wins plus half the draws) with a Wilson 95% interval, per colour, the average game
 length and the engines' thinking time per move. ``parallel`` games run at once, each with its own
 pair of engine processes.
+
+An obook engine playing from a book (``book=NAME`` in its spec) is checked before the match: a book
+made for another size, komi or engine version would never be used, and is refused. After each game
+the referee asks such an engine (``obook-book_stats``) how many book moves it played and at which ply
+it left the book; the summary gives the means per engine and every game's figures.
 """
 
 from __future__ import annotations
 
+import json
 import queue
 import shlex
 import shutil
@@ -37,6 +43,7 @@ from obook.search.config import SearchConfig
 from obook.stats import wilson_interval
 
 COLOR_LETTER = {BLACK: "B", WHITE: "W"}
+COLOR_WORD = {BLACK: "black", WHITE: "white"}
 
 
 class MatchError(ObookError):
@@ -50,6 +57,8 @@ class EngineSpec:
     label: str
     argv: list[str]
     config: SearchConfig | None = None  # for obook engines
+    book: str | None = None  # the book an obook engine plays from
+    book_db: str | None = None  # its store (None: OBOOK_DATABASE_URL)
 
     @property
     def is_obook(self) -> bool:
@@ -73,7 +82,8 @@ def parse_engine(text: str, seconds: float | None = None) -> EngineSpec:
     overrides = {"seconds": seconds} if seconds else {}
     config = SearchConfig.from_spec(spec, **overrides)
     argv = [sys.executable, "-m", "obook.cli", "gtp", "--config", config.to_spec(), *book_args]
-    return EngineSpec(label=raw, argv=argv, config=config)
+    options = dict(zip(book_args[::2], book_args[1::2]))
+    return EngineSpec(label=raw, argv=argv, config=config, book=options.get("--book"), book_db=options.get("--book-db"))
 
 
 BOOK_OPTIONS = {"book": "--book", "book_db": "--book-db", "book_min_games": "--book-min-games"}
@@ -103,6 +113,27 @@ def _command_engine(label: str, command: str) -> EngineSpec:
     if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
         raise MatchError(f"engine {label!r}: cannot find the program {argv[0]!r}")
     return EngineSpec(label=label, argv=argv)
+
+
+def check_books(engines: list[EngineSpec], settings: "MatchSettings") -> None:
+    """Refuse an obook engine's book that can never be used in this match (missing, or made for
+    another size, komi or engine version)."""
+    for role, spec in zip("AB", engines):
+        if spec.book is None:
+            continue
+        from obook.book.library import open_book_store
+        from obook.book.player import book_mismatch
+        from obook.store.books import get_book
+
+        try:
+            store = open_book_store(spec.book_db)
+            with store.read() as conn:
+                book = get_book(conn, spec.book)
+        except ObookError as exc:
+            raise MatchError(f"engine {role} ({spec.label}): {exc}") from None
+        problem = book_mismatch(book, settings.size, settings.komi, where="this match")
+        if problem is not None:
+            raise MatchError(f"engine {role} ({spec.label}): {problem}: the book would never be used")
 
 
 @dataclass
@@ -142,6 +173,8 @@ class GameRecord:
     detail: str = ""
     seconds: dict[str, float] = field(default_factory=lambda: {"A": 0.0, "B": 0.0})
     engine_moves: dict[str, int] = field(default_factory=lambda: {"A": 0, "B": 0})
+    book: dict[str, dict | None] = field(default_factory=lambda: {"A": None, "B": None})  # engines with a book:
+    # {"book_moves": N, "left_at": PLY or None}, from the engine's obook-book_stats
     sgf: str = ""
 
 
@@ -155,6 +188,7 @@ class _Side:
         self.client: GTPClient | None = None
         self.name = spec.label
         self.cleanup_command = "genmove"
+        self.book_stats = False  # the engine answers obook-book_stats (an obook engine with a book)
         self.stop = stop
         self._starting = threading.Lock()
 
@@ -175,9 +209,22 @@ class _Side:
             self.name = f"{name} {version}".strip() if name else self.spec.label
             known = self.client.send("known_command kgs-genmove_cleanup").strip().lower()
             self.cleanup_command = "kgs-genmove_cleanup" if known == "true" else "genmove"
+            self.book_stats = self.client.send("known_command obook-book_stats").strip().lower() == "true"
         except GTPError as exc:
             self.close()
             raise MatchError(f"engine {self.role} ({self.spec.label}) does not work: {exc}") from None
+
+    def book_play(self, color: int) -> dict | None:
+        """How this engine used its book as ``color`` in the game just played (None: no book, or the
+        engine no longer answers)."""
+        if not self.book_stats or self.client is None or self.client.process.poll() is not None:
+            return None
+        try:
+            stats = json.loads(self.client.send("obook-book_stats"))
+            return {"book_moves": int(stats[COLOR_WORD[color]]["book_moves"]),
+                    "left_at": stats[COLOR_WORD[color]]["left_at"]}
+        except (GTPError, ValueError, KeyError, TypeError):
+            return None
 
     def close(self) -> None:
         if self.client is not None:
@@ -304,6 +351,8 @@ def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRe
                     continue
             _score(record, position, sides, a, "score")
             break
+    for color, side in sides.items():
+        record.book[side.role] = side.book_play(color)
     return _finish(record, position, a, b, sides, settings, comments)
 
 
@@ -353,6 +402,7 @@ class MatchSummary:
     forfeits: list
     sgf_dir: str | None
     wall_seconds: float
+    book: dict = field(default_factory=lambda: {"A": None, "B": None})  # see book_summary
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -384,14 +434,38 @@ def summarise(a: EngineSpec, b: EngineSpec, records: list[GameRecord], settings:
     forfeits = [{"game": r.index + 1, "reason": r.reason, "detail": r.detail, "sgf": r.sgf}
                 for r in records if r.result.endswith("+F")]
     low, high = wilson_interval(points, n)
+    book = {role: book_summary(spec, role, records) for role, spec in (("A", a), ("B", b))}
     return MatchSummary(
         a=a.label, b=b.label, games=n, a_wins=a_wins, b_wins=b_wins, draws=draws,
         a_score=round(points / n, 4) if n else 0.0, ci95=(round(low, 4), round(high, 4)),
         a_as_black=by_color("B"), a_as_white=by_color("W"),
         average_moves=round(sum(r.moves for r in records) / n, 2) if n else 0.0,
         seconds_per_move=per_move, reasons=reasons, forfeits=forfeits,
-        sgf_dir=str(settings.sgf_dir) if settings.sgf_dir else None, wall_seconds=round(wall, 2),
+        sgf_dir=str(settings.sgf_dir) if settings.sgf_dir else None, wall_seconds=round(wall, 2), book=book,
     )
+
+
+def book_summary(spec: EngineSpec, role: str, records: list[GameRecord]) -> dict | None:
+    """How engine ``role`` used its book over the match (None: it has no book): the means over the
+    games it reported (book moves a game; the ply it left the book at, over the games where it left),
+    how many games it never left the book, and every game's figures."""
+    if spec.book is None:
+        return None
+    games = []
+    for r in records:
+        play = r.book[role]
+        if play is not None:
+            own = r.a_color if role == "A" else ("W" if r.a_color == "B" else "B")
+            games.append({"game": r.index + 1, "color": own, **play})
+    left = [g["left_at"] for g in games if g["left_at"] is not None]
+    return {
+        "book": spec.book,
+        "games": len(games),
+        "mean_book_moves": round(sum(g["book_moves"] for g in games) / len(games), 3) if games else None,
+        "mean_left_at": round(sum(left) / len(left), 3) if left else None,
+        "never_left": len(games) - len(left),
+        "per_game": games,
+    }
 
 
 def run_match(
@@ -404,6 +478,7 @@ def run_match(
     ``parallel`` pairs of engine processes); ``on_game`` hears of every finished game, in the order
     they finish. An interruption (Ctrl-C) or a failed game cancels the games not begun and kills the
     engines, which ends the games being played."""
+    check_books([a, b], settings)
     if settings.sgf_dir is not None:
         try:
             settings.sgf_dir.mkdir(parents=True, exist_ok=True)

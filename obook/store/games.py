@@ -169,7 +169,8 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
 
 
 def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,
-                score: float | None, stats: dict[tuple[int, int], tuple[int, int]], status: str = FINISHED) -> bool:
+                score: float | None, stats: dict[tuple[int, int], tuple[int, int, int]],
+                status: str = FINISHED) -> bool:
     """Close ``game`` (as read, with exactly its moves) and add its statistics, in the caller's
     transaction. False, with nothing written, when the game was already closed or has changed."""
     guard = [GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves]
@@ -188,7 +189,7 @@ def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str,
 
 def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origins: str, result: str,
                          winner: str | None, score: float | None, source: str, fingerprint: str | None,
-                         stats: dict[tuple[int, int], tuple[int, int]]) -> int | None:
+                         stats: dict[tuple[int, int], tuple[int, int, int]]) -> int | None:
     """A game that arrives finished (a seed): row and statistics together; ``None`` when a game with
     the same fingerprint is already in the book."""
     if fingerprint is not None:
@@ -215,10 +216,11 @@ def list_games(conn: Connection, book_id: int, status: str | None = None, limit:
 
 
 def finished_games(conn: Connection, book_id: int, batch: int = 2000):
-    """Every finished game of a book, in id order, fetched in batches (for verify and export)."""
+    """(id, moves, winner, result) of every finished game of a book, in id order, fetched in batches
+    (for verify and export)."""
     last = 0
     while True:
-        rows = conn.execute(select(GAMES.c.id, GAMES.c.moves, GAMES.c.winner).where(
+        rows = conn.execute(select(GAMES.c.id, GAMES.c.moves, GAMES.c.winner, GAMES.c.result).where(
             GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.id > last,
         ).order_by(GAMES.c.id).limit(batch)).all()
         if not rows:

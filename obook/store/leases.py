@@ -139,7 +139,7 @@ class GameLease:
     # ---- the end --------------------------------------------------------------------------------
 
     def finish(self, game: GameRow, result: str, winner: str | None, score: float | None,
-               stats: dict[tuple[int, int], tuple[int, int]]) -> None:
+               stats: dict[tuple[int, int], tuple[int, int, int]]) -> None:
         """Close ``game`` (as read) and add its statistics, once: ``LeaseLost`` when it was already
         closed or is no longer ours."""
         with self.store.write() as conn:

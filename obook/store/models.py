@@ -7,8 +7,9 @@
   from, the seed of its randomness, and the lease: who is playing it, until when. ``searches``
   counts the mutation searches started on it, so searches whose move was never stored (a worker
   killed while thinking) are measurable: searches - search moves stored - a search that resigned.
-- ``book_stats``: per (book, canonical position key, canonical move): games and wins of the player
-  who moved. A pure function of the finished games (``obook verify`` recomputes it).
+- ``book_stats``: per (book, canonical position key, canonical move): games, wins and draws of the
+  player who moved (a draw counts as half a win for both players; a row of 0 games is a move of an
+  unscored seed). A pure function of the finished games (``obook verify`` recomputes it).
 - ``workers``: heartbeats of whoever plays games (local processes or grid workers).
 """
 
@@ -54,11 +55,11 @@ class Book(Base):
     size: Mapped[int] = mapped_column(SmallInteger)
     komi: Mapped[float] = mapped_column(Float)
     rules: Mapped[str] = mapped_column(String(40), default="chinese")  # area scoring; "chinese-superko" forbids superko
-    algorithm: Mapped[str] = mapped_column(String(10))  # mbm or mvbm
+    algorithm: Mapped[str] = mapped_column(String(10))  # mbm, mvbm or beta
     threshold: Mapped[float] = mapped_column(Float)  # play the book move when its success rate exceeds this
     search: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the mutation player
     seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
-    depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves
+    depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves (0: all)
     widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)
     engine_version: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -78,8 +79,9 @@ class Game(Base):
     n_moves: Mapped[int] = mapped_column(Integer, default=0)
     origins: Mapped[str] = mapped_column(Text, default="")  # per move: b book, m mutation (search), s seed
     status: Mapped[str] = mapped_column(String(12), default=IN_PROGRESS)
-    result: Mapped[str | None] = mapped_column(String(20), nullable=True)  # "B+3.5", "W+R", "0"
-    winner: Mapped[str | None] = mapped_column(String(1), nullable=True)  # "B", "W" or None (jigo / unfinished)
+    result: Mapped[str | None] = mapped_column(String(20), nullable=True)  # "B+3.5", "W+R", "0" (draw), "?"
+    # "B", "W" or None: a draw when the result is "0" (or a seed's "Draw"/"Jigo"), else unscored or unfinished
+    winner: Mapped[str | None] = mapped_column(String(1), nullable=True)
     score: Mapped[float | None] = mapped_column(Float, nullable=True)  # black's area score minus komi
     source: Mapped[str] = mapped_column(String(10), default=SELFPLAY)
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
@@ -100,6 +102,7 @@ class BookStat(Base):
     move: Mapped[int] = mapped_column(SmallInteger, primary_key=True)  # canonical point, -1 pass
     games: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)  # won by the player who made the move
+    draws: Mapped[int] = mapped_column(Integer, default=0)  # drawn (jigo): half a win for each player
 
 
 class Worker(Base):

@@ -161,7 +161,7 @@ class StatsReader:
             self.engine = create_engine(store.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False,
                                         isolation_level="AUTOCOMMIT")
 
-    def position_stats(self, book_id: int, key: int) -> list[tuple[int, int, int]]:
+    def position_stats(self, book_id: int, key: int) -> list[tuple[int, int, int, int]]:
         return self._read(position_stats, book_id, key)
 
     def _read(self, query, *args):

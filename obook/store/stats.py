@@ -1,5 +1,5 @@
-"""A book's statistics: games and wins per (canonical position key, canonical move), a pure function
-of the finished games. They are added with ``INSERT .. ON CONFLICT DO UPDATE`` in key order (no
+"""A book's statistics: games, wins and draws per (canonical position key, canonical move), a pure
+function of the finished games (a draw is half a win for both players; the rules add it). They are added with ``INSERT .. ON CONFLICT DO UPDATE`` in key order (no
 deadlocks between two finishing games on PostgreSQL)."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from obook.store.models import BookStat
 
 STATS = BookStat.__table__
 
-Rows = Sequence[tuple[int, int, int]]  # (canonical move, games, wins) of one canonical position
+Rows = Sequence[tuple[int, int, int, int]]  # (canonical move, games, wins, draws) of one canonical position
 ReadRows = Callable[[int], Rows]  # canonical key -> its rows
 
 _UPSERTS: dict[str, object] = {}
 
 
 def _stats_upsert(conn: Connection):
-    """``INSERT .. ON CONFLICT DO UPDATE`` adding games and wins, built once per dialect so that
+    """``INSERT .. ON CONFLICT DO UPDATE`` adding games, wins and draws, built once per dialect so that
     SQLAlchemy compiles it once (a multi-row VALUES statement would be compiled at every call)."""
     name = conn.dialect.name
     statement = _UPSERTS.get(name)
@@ -28,26 +28,27 @@ def _stats_upsert(conn: Connection):
         insert = dialect_insert(conn)(STATS)
         statement = _UPSERTS[name] = insert.on_conflict_do_update(
             index_elements=[STATS.c.book_id, STATS.c.position_key, STATS.c.move],
-            set_={"games": STATS.c.games + insert.excluded.games, "wins": STATS.c.wins + insert.excluded.wins},
+            set_={"games": STATS.c.games + insert.excluded.games, "wins": STATS.c.wins + insert.excluded.wins,
+                  "draws": STATS.c.draws + insert.excluded.draws},
         )
     return statement
 
 
-def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
-    """Add (games, wins) to each (position key, move), in key order."""
+def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int, int]]) -> None:
+    """Add (games, wins, draws) to each (position key, move), in key order."""
     if not stats:
         return
-    rows = [{"book_id": book_id, "position_key": to_signed(key), "move": move, "games": g, "wins": w}
-            for (key, move), (g, w) in stats.items()]
+    rows = [{"book_id": book_id, "position_key": to_signed(key), "move": move, "games": g, "wins": w, "draws": d}
+            for (key, move), (g, w, d) in stats.items()]
     rows.sort(key=lambda r: (r["position_key"], r["move"]))
     conn.execute(_stats_upsert(conn), rows)
 
 
-def position_stats(conn: Connection, book_id: int, key: int) -> list[tuple[int, int, int]]:
-    """(canonical move, games, wins) of every move recorded in the canonical position ``key``."""
-    rows = conn.execute(select(STATS.c.move, STATS.c.games, STATS.c.wins).where(
+def position_stats(conn: Connection, book_id: int, key: int) -> list[tuple[int, int, int, int]]:
+    """(canonical move, games, wins, draws) of every move recorded in the canonical position ``key``."""
+    rows = conn.execute(select(STATS.c.move, STATS.c.games, STATS.c.wins, STATS.c.draws).where(
         STATS.c.book_id == book_id, STATS.c.position_key == to_signed(key)))
-    return [(m, g, w) for m, g, w in rows]
+    return [(m, g, w, d) for m, g, w, d in rows]
 
 
 def rows_reader(conn: Connection, book_id: int) -> ReadRows:
@@ -55,13 +56,13 @@ def rows_reader(conn: Connection, book_id: int) -> ReadRows:
     return lambda key: position_stats(conn, book_id, key)
 
 
-def all_stats(conn: Connection, book_id: int) -> dict[tuple[int, int], tuple[int, int]]:
-    rows = conn.execute(select(STATS.c.position_key, STATS.c.move, STATS.c.games, STATS.c.wins).where(
+def all_stats(conn: Connection, book_id: int) -> dict[tuple[int, int], tuple[int, int, int]]:
+    rows = conn.execute(select(STATS.c.position_key, STATS.c.move, STATS.c.games, STATS.c.wins, STATS.c.draws).where(
         STATS.c.book_id == book_id))
-    return {(to_unsigned(k), m): (g, w) for k, m, g, w in rows}
+    return {(to_unsigned(k), m): (g, w, d) for k, m, g, w, d in rows}
 
 
-def replace_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int]]) -> None:
+def replace_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int, int]]) -> None:
     conn.execute(delete(STATS).where(STATS.c.book_id == book_id))
     add_stats(conn, book_id, stats)
 

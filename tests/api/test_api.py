@@ -100,7 +100,7 @@ def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store,
     brief = lookup_document(found, brief=True)
     assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
     assert brief == {k: answer[k] for k in brief if k != "candidates"} | {"candidates": [
-        {k: c[k] for k in ("move", "games", "wins", "winrate", "share")} for c in answer["candidates"]]}
+        {k: c[k] for k in ("move", "games", "wins", "draws", "winrate", "share")} for c in answer["candidates"]]}
 
 
 def test_lookup_answers_in_the_callers_orientation(client):
@@ -191,7 +191,7 @@ def test_move_out_of_book_is_404_saying_so(client, store, book):
     nothing = client.get("/v1/books/demo/move", params={"moves": "A1"})
     assert nothing.status_code == 404
     assert nothing.json() == {"detail": "out of book after A1: no game went through this position", "out_of_book": True}
-    add_game(store, book, "A1 B1 C1", None)  # a jigo: games but no wins
+    add_game(store, book, "A1 B1", "B")  # White's answer lost: games but no wins
     no_win = client.get("/v1/books/demo/move", params={"moves": "A1"})
     assert no_win.status_code == 404 and "no move has won a game here" in no_win.json()["detail"]
     assert client.get("/v1/books/demo/lookup", params={"moves": "A1"}).json()["in_book"] is True

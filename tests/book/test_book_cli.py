@@ -96,7 +96,7 @@ def test_lookup_export_and_errors(tmp_path, capsys):
     found = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", "", "--json")[1])
     assert found["in_book"] and found["to_move"] == "B"
     assert list(found) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
-    assert list(found["candidates"][0]) == ["move", "games", "wins", "winrate", "share"]
+    assert list(found["candidates"][0]) == ["move", "games", "wins", "draws", "winrate", "share"]
     assert sum(c["games"] for c in found["candidates"]) == 2
     first = found["candidates"][0]["move"]
     deeper = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", first, "--json")[1])
@@ -124,11 +124,11 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     obook("build", "--db", url, "--book", "s", "--size", "9", "--games", "1", "--workers", "1", "--quiet",
           "--search", "playouts=32", "--seconds-per-move", "0")
     good = tmp_path / "good.sgf"
-    good.write_text("(;GM[1]FF[4]SZ[9]KM[7]RE[W+2.5];B[ee];W[gc];B[cg])")
+    good.write_text("(;GM[1]FF[4]SZ[9]KM[7.5]RE[W+2.5];B[ee];W[gc];B[cg])")
     again = tmp_path / "again.sgf"
-    again.write_text("(;GM[1]FF[4]SZ[9]KM[7]RE[B+R];B[ee];W[gc];B[cg])")
+    again.write_text("(;GM[1]FF[4]SZ[9]KM[7.5]RE[B+R];B[ee];W[gc];B[cg])")
     unknown = tmp_path / "unknown.sgf"
-    unknown.write_text("(;GM[1]FF[4]SZ[9];B[ee])")
+    unknown.write_text("(;GM[1]FF[4]SZ[9]AB[cc];W[ee])")  # handicap stones: skipped
     big = tmp_path / "big.sgf"
     big.write_text("(;GM[1]FF[4]SZ[13]RE[B+R];B[gg])")
     before = counts(url, "s")
@@ -136,15 +136,38 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     assert code == 2 and "board size 13" in err
     assert counts(url, "s") == before  # nothing written
     code, out, err = run_cli(capsys, "seed", "--db", url, "--book", "s", str(good), str(again), str(unknown))
-    assert code == 0 and "1 seed games added, 1 already present, 1 skipped" in out
-    assert "no result" in err
+    assert code == 0 and "1 seed games added with their result, 0 without a result (unscored), 1 already present, " \
+                         "1 skipped" in out
+    assert "setup or handicap stones" in err
     assert counts(url, "s")["finished"] == before["finished"] + 1
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
     assert code == 0 and "statistics match" in out
     with open_book_store(url).write() as conn:
         conn.execute(update(STATS).values(games=STATS.c.games + 1))
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
-    assert code == 1 and "should be games/wins" in out
+    assert code == 1 and "should be games/wins/draws" in out
+
+
+def test_seed_reports_per_file_and_refuses_another_komi(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'b.db'}"
+    from obook.book.library import BookSettings, ensure_book
+
+    ensure_book(open_book_store(url, create=True), "k", BookSettings(size=9, komi=7.5))
+    pro = tmp_path / "pro.sgf"
+    pro.write_text("(;GM[1]SZ[9]KM[6.5]RU[Japanese]RE[B+R];B[ee];W[gc])(;GM[1]SZ[9]KM[6.5]RE[W+T];B[ee];W[ed])")
+    code, _, err = run_cli(capsys, "seed", "--db", url, "--book", "k", str(pro))
+    assert code == 2 and f"{pro}" in err and "komi 6.5" in err and "book komi 7.5" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert counts(url, "k") == {}
+    code, out, err = run_cli(capsys, "seed", "--db", url, "--book", "k", "--moves-only", str(pro))
+    assert code == 0 and "0 seed games added with their result, 2 without a result (unscored)" in out
+    assert f"{pro}: 2 game(s) (komi 6.5; rules Japanese): 0 seeded with their result, 2 seeded without a result" in err
+    assert "game 2 of 2: no result counted: RE[W+T] is a win on time" in err
+    with pytest.raises(SystemExit) as usage:
+        run_cli(capsys, "seed", "--db", url, "--book", "k", "--moves-only", "--accept-komi", str(pro))
+    assert usage.value.code == 2 and "not allowed with" in capsys.readouterr().err
+    code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "k")
+    assert code == 0 and "statistics match" in out
 
 
 def test_professional_games_seed_a_book(tmp_path, shared_dir):
@@ -156,10 +179,17 @@ def test_professional_games_seed_a_book(tmp_path, shared_dir):
     from obook.book.library import BookSettings, ensure_book, lookup
     from obook.book.sgfio import seed_book
 
+    from obook.book.sgfio import ACCEPT, MOVES_ONLY, KomiMismatch
+
     book = ensure_book(store, "pro", BookSettings(size=9, komi=7.5, depth=20))
-    report = seed_book(store, book, games)
-    assert len(report.added) >= 500
+    with pytest.raises(KomiMismatch, match="komi 6.5"):
+        seed_book(store, book, games)  # their results are at komi 5.5 and 6.5
+    report = seed_book(store, book, games, MOVES_ONLY)
+    assert len(report.added) >= 500 and len(report.unscored) >= 490
     assert all("board size" not in why for _, why in report.skipped)
-    root = lookup(store, book, "")
+    assert lookup(store, book, "").games == len(report.scored)  # only results at komi 7.5 count
+    accepted = ensure_book(store, "pro-accepted", BookSettings(size=9, komi=7.5, depth=20))
+    report = seed_book(store, accepted, games, ACCEPT)
+    root = lookup(store, accepted, "")
     assert root.usage is not None and root.usage.vertex in ("E5", "C3", "D4", "E4", "F6")
-    assert root.games == len(report.added)
+    assert root.games == len(report.scored) >= 490

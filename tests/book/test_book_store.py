@@ -134,7 +134,7 @@ def test_a_game_is_finished_and_counted_once(store):
     assert sorted(outcomes) == [False, False, False, True]
     with store.read() as conn:
         assert get_game(conn, game_id).status == FINISHED
-        assert sum(g for g, _ in all_stats(conn, book.id).values()) == 3
+        assert sum(g for g, _, _ in all_stats(conn, book.id).values()) == 3
     assert verify(store, book).clean
 
 

@@ -16,6 +16,7 @@ from obook.gtp.match import (
     run_match,
     wilson_interval,
 )
+from obook.go.position import Position
 from obook.go.sgf import read_sgf
 
 FLAT = "algorithm=flat,playouts=300,resign_threshold=0,seed=3"
@@ -204,3 +205,63 @@ def test_an_engine_that_fails_to_start_stops_the_match(tmp_path):
     assert played == []
     time.sleep(0.5)
     assert not [pid for pid in engine_pids(pids) if running(pid)]
+
+
+# ---- engines playing from a book ------------------------------------------------------------------
+
+def book_engine(url, book="p"):
+    return f"obook:algorithm=flat,playouts=50,resign_threshold=0,seed=3,book={book},book_db={url}"
+
+
+def test_match_counts_each_engines_book_moves_and_where_it_left_the_book(tmp_path):
+    from tests.book.test_book_player import seeded_book
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    seeded_book(url)
+    # Both engines follow the book: Black E5, White's reply, Black's third move; then out of book.
+    done = subprocess.run(
+        [sys.executable, "-m", "obook.cli", "match", book_engine(url), book_engine(url), "--games", "2",
+         "--max-moves", "8", "--sgf-dir", str(tmp_path / "games"), "--json"],
+        check=False, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    book = json.loads(done.stdout)["book"]
+    as_black, as_white = {"book_moves": 2, "left_at": 5}, {"book_moves": 1, "left_at": 4}
+    assert book["A"] == {"book": "p", "games": 2, "mean_book_moves": 1.5, "mean_left_at": 4.5, "never_left": 0,
+                         "per_game": [{"game": 1, "color": "B", **as_black}, {"game": 2, "color": "W", **as_white}]}
+    assert book["B"]["per_game"] == [{"game": 1, "color": "W", **as_white}, {"game": 2, "color": "B", **as_black}]
+    for game in (1, 2):
+        moves = read_sgf(str(tmp_path / "games" / f"game-000{game}.sgf")).position.moves
+        assert len(moves) == 8
+        assert moves[0][1] == Position().point("E5")
+
+
+def test_an_engine_without_a_book_reports_none(tmp_path):
+    summary, records = run_match(parse_engine(f"obook:{FLAT}"), parse_engine(f"obook:{FLAT}"),
+                                 MatchSettings(games=1, size=5, max_moves=4, sgf_dir=None))
+    assert summary.book == {"A": None, "B": None} and records[0].book == {"A": None, "B": None}
+
+
+def test_match_refuses_a_book_that_could_never_be_used(tmp_path):
+    from tests.book.test_book_player import seeded_book, stale_book
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    seeded_book(url)
+    stale_book(url)
+    plain = parse_engine(f"obook:{FLAT}")
+    with pytest.raises(MatchError, match=r"engine B \(.*\): book 'p' is for 9x9 komi 7.5; this match is 7x7 komi 7.5: "
+                                         "the book would never be used"):
+        run_match(plain, parse_engine(book_engine(url)), MatchSettings(games=1, size=7, sgf_dir=tmp_path / "no"))
+    assert not (tmp_path / "no").exists()
+    with pytest.raises(MatchError, match="book 'stale' was made by engine version area-ko-0/zobrist-0"):
+        run_match(parse_engine(book_engine(url, "stale")), plain, MatchSettings(games=1, sgf_dir=None))
+    with pytest.raises(MatchError, match="no book named 'nothing'"):
+        run_match(parse_engine(book_engine(url, "nothing")), plain, MatchSettings(games=1, sgf_dir=None))
+    done = subprocess.run([sys.executable, "-m", "obook.cli", "match", book_engine(url), "playouts=50", "--komi", "6.5",
+                           "--sgf-dir", str(tmp_path / "games")],
+                          check=False, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"obook: error: engine A ({book_engine(url)}): book 'p' is for 9x9 komi 7.5; this match is 9x9 komi 6.5: "
+        "the book would never be used")
+    assert not (tmp_path / "games").exists()

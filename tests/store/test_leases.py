@@ -89,14 +89,14 @@ def test_a_lost_lease_writes_nothing_and_a_game_finishes_once(store):
     with pytest.raises(LeaseLost):
         first.renew(game)
     with pytest.raises(LeaseLost):
-        first.finish(game, "B+1", "B", 1.0, {(7, 3): (1, 1)})
-    thief.finish(stolen, "B+1", "B", 1.0, {(7, 3): (1, 1)})
+        first.finish(game, "B+1", "B", 1.0, {(7, 3): (1, 1, 0)})
+    thief.finish(stolen, "B+1", "B", 1.0, {(7, 3): (1, 1, 0)})
     with pytest.raises(LeaseLost):
-        thief.finish(stolen, "B+1", "B", 1.0, {(7, 3): (1, 1)})
+        thief.finish(stolen, "B+1", "B", 1.0, {(7, 3): (1, 1, 0)})
     with store.read() as conn:
         done = get_game(conn, game_id)
         assert (done.status, done.moves, done.lease_owner) == (FINISHED, ("D4",), None)
-        assert all_stats(conn, book.id) == {(7, 3): (1, 1)}
+        assert all_stats(conn, book.id) == {(7, 3): (1, 1, 0)}
 
 
 def test_the_book_pick_or_the_count_of_a_search(store):

@@ -149,11 +149,11 @@ def test_the_stats_reader_reads_what_the_store_has(store):
     book = new_book(store, "a")
     key = (1 << 64) - 5  # above 2**63: stored as a negative BIGINT
     with store.write() as conn:
-        add_stats(conn, book.id, {(key, 3): (4, 1), (key, -1): (1, 0), (7, 3): (2, 2)})
+        add_stats(conn, book.id, {(key, 3): (4, 1, 2), (key, -1): (1, 0, 0), (7, 3): (2, 2, 0)})
     seed_game(store, book)
     reader = r.StatsReader(store, pool_size=2)
     try:
-        assert sorted(reader.position_stats(book.id, key)) == [(-1, 1, 0), (3, 4, 1)]
+        assert sorted(reader.position_stats(book.id, key)) == [(-1, 1, 0, 0), (3, 4, 1, 2)]
         with store.read() as conn:
             assert sorted(reader.position_stats(book.id, key)) == sorted(position_stats(conn, book.id, key))
         assert reader.position_stats(book.id, 8) == []

@@ -1,0 +1,49 @@
+"""Schema migrations on data: 0005 adds draws to the statistics of an existing store, on SQLite
+and PostgreSQL."""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import create_engine, text
+
+from obook.book.keys import ENGINE_VERSION, opening_statistics
+from obook.book.library import open_book_store, verify
+from obook.store.books import get_book
+from obook.store.db import forget_stores, to_signed
+from obook.store.migrate import head_revision, upgrade
+from obook.store.urls import normalise_url
+
+
+def test_0005_adds_draws_and_names_the_books_to_recount(empty_store_url, caplog):
+    upgrade(empty_store_url, "0004")
+    engine = create_engine(normalise_url(empty_store_url))
+    moves = ["E5", "C5"]
+    old_stats = {k: (g, w) for k, (g, w, _) in opening_statistics(9, 7.0, False, moves, "B", 20).items()}
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO books (id, name, size, komi, rules, algorithm, threshold, search, seconds_per_move, depth, "
+            "engine_version, created_at, widening) VALUES (1, 'seven', 9, 7.0, 'chinese', 'mvbm', 0.1, '', 0, 20, "
+            ":version, CURRENT_TIMESTAMP, 0)"), {"version": ENGINE_VERSION})
+        for game_id, (result, winner) in enumerate([("0", None), ("B+R", "B")], start=1):
+            conn.execute(text(
+                "INSERT INTO games (id, book_id, moves, n_moves, origins, status, result, winner, source, seed, "
+                "created_at, updated_at, searches) VALUES (:id, 1, 'E5 C5', 2, 'ss', 'finished', :result, :winner, "
+                "'seed', 0, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 0)"), {"id": game_id, "result": result, "winner": winner})
+        for (key, move), (g, w) in old_stats.items():  # as 0004 counted them: the jigo is a game without a win
+            conn.execute(text("INSERT INTO book_stats (book_id, position_key, move, games, wins) "
+                              "VALUES (1, :key, :move, :games, :wins)"),
+                         {"key": to_signed(key), "move": move, "games": g + 1, "wins": w})
+    engine.dispose()
+    forget_stores()
+    with caplog.at_level(logging.WARNING):
+        upgrade(empty_store_url)
+    assert "book 'seven' has 1 drawn games" in caplog.text and "--repair" in caplog.text
+    store = open_book_store(empty_store_url)
+    assert store.revision() == head_revision()
+    with store.read() as conn:
+        book = get_book(conn, "seven")
+    before = verify(store, book)
+    assert len(before.missing) == 2 and {v for _, _, v in before.missing} == {(2, 1, 1), (2, 0, 1)}
+    verify(store, book, repair=True)
+    assert verify(store, book).clean
