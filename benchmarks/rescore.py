@@ -99,7 +99,13 @@ def main() -> int:
     parser.add_argument("--book", required=True)
     parser.add_argument("--list", action="store_true", help="list every game whose score changes")
     args = parser.parse_args()
-    summary = rescore(args.url, args.book)
+    from obook.errors import ObookError
+
+    try:
+        summary = rescore(args.url, args.book)
+    except ObookError as exc:
+        print(f"rescore: {exc}", file=sys.stderr)
+        return 2
     if not args.list:
         summary["changed"] = len(summary["changed"])
     print(json.dumps(summary, indent=1))
