@@ -66,15 +66,9 @@ def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
     """Load (or compile) the engine's jitted code once, in a parent process before it starts its
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
     compiler while it holds a lease and several do not compile the same code at once."""
-    from obook.playout.ownership import stone_status
+    from obook.search.warmup import warm_up as compile_engine
 
-    for policy in policies:
-        position = Position(size=5)
-        player = make_player(f"playouts=16,policy={policy},seed=1")
-        for _ in range(3):
-            position.play(player.genmove(position).move)
-        stone_status(position, 8, policy, seed=1)
-        player.close()
+    compile_engine(policies)
 
 
 def check_engine(book: BookInfo) -> None:
