@@ -65,10 +65,14 @@ def mutation_config(book: BookInfo, seconds: float | None = None) -> SearchConfi
 def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
     """Load (or compile) the engine's jitted code once, in a parent process before it starts its
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
-    compiler while it holds a lease and several do not compile the same code at once."""
+    compiler while it holds a lease and several do not compile the same code at once. When it has
+    to compile, it says so on stderr, step by step."""
+    import sys
+
+    from obook.search.warmup import is_warm
     from obook.search.warmup import warm_up as compile_engine
 
-    compile_engine(policies)
+    compile_engine(policies, progress=None if is_warm() else sys.stderr)
 
 
 def check_engine(book: BookInfo) -> None:
