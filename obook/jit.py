@@ -61,6 +61,12 @@ def _cache_dir() -> Path:
 
 
 numba.config.CACHE_DIR = str(_cache_dir())
+
+
+def cache_folder() -> Path:
+    """The digest-named folder numba caches obook's compiled code in."""
+    return Path(numba.config.CACHE_DIR)
+
 _PACKAGE_ROOT = Path(__file__).resolve().parent
 
 

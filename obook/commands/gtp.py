@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
 
     # A GUI that starts the engine sees nothing for a minute when it compiles: say so on stderr (its
     # log window) and compile beside the GTP loop, which answers the commands that need no search.
-    warm_up_in_background((SearchConfig.from_spec(args.config).policy,))
+    config = SearchConfig.from_spec(args.config)
+    warm_up_in_background((config.policy,), algorithm=config.algorithm)
     player = None
     if args.book:
         from obook.book.player import BookPlayer

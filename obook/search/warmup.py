@@ -19,17 +19,16 @@ from typing import Callable, TextIO
 DEFAULT_POLICIES = ("heavy", "light")
 
 
-def _marker() -> Path:
-    import numba
+def _marker(algorithm: str) -> Path:
+    import obook.jit  # (not "from ... import": this module holds no compiled code, see jit._holds_compiled_code)
 
-    import obook.jit  # noqa: F401 - sets numba's cache folder
-
-    return Path(numba.config.CACHE_DIR) / "warm"
+    return obook.jit.cache_folder() / f"warm-{algorithm}"
 
 
-def is_warm() -> bool:
-    """Whether a complete warm-up of this engine already filled the numba cache in use."""
-    return _marker().exists()
+def is_warm(algorithm: str = "uct") -> bool:
+    """Whether a complete warm-up of this engine for ``algorithm`` already filled the numba cache
+    in use (the playout loop is shared by every policy, so the policies do not matter)."""
+    return _marker(algorithm).exists()
 
 
 def _rules() -> None:
@@ -41,12 +40,12 @@ def _rules() -> None:
     position.legal_moves()
 
 
-def _search(policy: str) -> None:
+def _search(policy: str, algorithm: str) -> None:
     from obook.go.position import Position
     from obook.search.players import make_player
 
     position = Position(size=5)
-    player = make_player(f"playouts=16,policy={policy},seed=1")
+    player = make_player(f"algorithm={algorithm},playouts=16,policy={policy},seed=1")
     try:
         for _ in range(3):
             position.play(player.genmove(position).move)
@@ -64,30 +63,34 @@ def _ownership(policy: str) -> None:
     stone_status(position, 8, policy, seed=1)
 
 
-def steps(policies: tuple[str, ...] = DEFAULT_POLICIES) -> list[tuple[str, Callable[[], None]]]:
-    """What ``warm_up`` runs, in order, each with the name the progress line shows. The playout
-    loop takes the policy as a number, so the first policy compiles what every policy uses and the
-    others only load it."""
+def steps(policies: tuple[str, ...] = DEFAULT_POLICIES, algorithm: str = "uct") -> list[tuple[str, Callable[[], None]]]:
+    """What ``warm_up`` runs, in order, each with the name the progress line shows: only what the
+    search ``algorithm`` uses (none for ``random``). The playout loop takes the policy as a number,
+    so the first policy compiles what every policy uses and the others only load it."""
     from functools import partial
 
     from obook.playout.policies import POLICY_NAMES
+    from obook.search.config import ALGORITHMS
 
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}; choose from {', '.join(ALGORITHMS)}")
     for policy in policies:
         if policy not in POLICY_NAMES:
             raise ValueError(f"unknown policy {policy!r}; choose from {', '.join(POLICY_NAMES)}")
     found = [("the rules", _rules)]
-    for policy in policies:
-        found.append((f"the search ({policy} playouts)", partial(_search, policy)))
+    for policy in policies if algorithm != "random" else ():
+        found.append((f"the search ({algorithm}, {policy} playouts)", partial(_search, policy, algorithm)))
     found.append(("ownership (scoring)", partial(_ownership, policies[0] if policies else "light")))
     return found
 
 
-def warm_up(policies: tuple[str, ...] = DEFAULT_POLICIES, progress: TextIO | None = None) -> float:
+def warm_up(policies: tuple[str, ...] = DEFAULT_POLICIES, progress: TextIO | None = None,
+            algorithm: str = "uct") -> float:
     """Compile (or load) the engine's jitted code; with ``progress`` (a text stream such as stderr)
     write one line per step and a last one with the time taken. Returns the seconds taken."""
     started = time.perf_counter()
-    todo = steps(policies)
-    doing = "loading" if is_warm() else "compiling"
+    todo = steps(policies, algorithm)
+    doing = "loading" if is_warm(algorithm) else "compiling"
     for k, (label, step) in enumerate(todo, 1):
         if progress is not None:
             print(f"obook: {doing} the engine [{k}/{len(todo)}] {label} "
@@ -95,7 +98,7 @@ def warm_up(policies: tuple[str, ...] = DEFAULT_POLICIES, progress: TextIO | Non
         step()
     took = time.perf_counter() - started
     try:
-        _marker().touch()
+        _marker(algorithm).touch()
     except OSError:
         pass  # a read-only cache still works; it is only never reported warm
     if progress is not None:
@@ -103,14 +106,15 @@ def warm_up(policies: tuple[str, ...] = DEFAULT_POLICIES, progress: TextIO | Non
     return took
 
 
-def warm_up_in_background(policies: tuple[str, ...] = DEFAULT_POLICIES, progress: TextIO | None = sys.stderr):
+def warm_up_in_background(policies: tuple[str, ...] = DEFAULT_POLICIES, progress: TextIO | None = sys.stderr,
+                          algorithm: str = "uct"):
     """When the cache is cold, say so on ``progress`` and start ``warm_up`` in a daemon thread, so
     that a front end (``obook gtp``) keeps answering what needs no search while the engine compiles:
     numba compiles one function at a time under its lock, and the rules, compiled first, are then
     ready for the front end's thread. Returns the thread, or None when the cache is warm."""
     import threading
 
-    if is_warm():
+    if is_warm(algorithm):
         return None
     if progress is not None:
         print("obook: the engine is not compiled yet (numba, first use only): compiling it now, about a "
@@ -118,7 +122,7 @@ def warm_up_in_background(policies: tuple[str, ...] = DEFAULT_POLICIES, progress
 
     def run() -> None:
         try:
-            warm_up(policies, progress)
+            warm_up(policies, progress, algorithm)
         except Exception as exc:  # noqa: BLE001 - the first search will meet it again and report it
             if progress is not None:
                 print(f"obook: compiling the engine failed: {exc}", file=progress, flush=True)

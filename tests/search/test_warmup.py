@@ -19,16 +19,20 @@ def test_warm_up_reports_each_step_then_the_cache_is_warm(compiled_engine):
     lines = done.stderr.splitlines()
     steps = [line for line in lines if "the engine [" in line]
     assert [line.split("[")[1].split("]")[0] for line in steps] == ["1/3", "2/3", "3/3"]
-    assert "light playouts" in steps[1]
+    assert "uct, light playouts" in steps[1]
     assert "the engine is ready" in lines[-1]
     from obook.search.warmup import is_warm
 
     assert is_warm()
 
 
-@pytest.mark.parametrize("policies, wrong", [("light,nonsense", "unknown policy 'nonsense'"), (",", "names no policy")])
-def test_warm_up_refuses_unknown_policies(policies, wrong):
-    done = obook("warm-up", "--policies", policies)
+@pytest.mark.parametrize("args, wrong", [
+    (["--policies", "light,nonsense"], "unknown policy 'nonsense'"),
+    (["--policies", ","], "names no policy"),
+    (["--algorithm", "nonsense"], "unknown algorithm 'nonsense'"),
+])
+def test_warm_up_refuses_unknown_policies_and_algorithms(args, wrong):
+    done = obook("warm-up", *args)
     assert done.returncode == 2
     assert wrong in done.stderr
     assert "Traceback" not in done.stderr
@@ -44,6 +48,14 @@ def test_gtp_says_it_compiles_and_answers_administrative_commands(tmp_path):
     answers = [line for line in done.stdout.splitlines() if line.strip()]
     assert answers == ["= 2", "= obook", "=", "=", "=", "="]
     assert "not compiled yet" in done.stderr
+
+
+def test_warm_up_compiles_only_what_the_algorithm_uses():
+    from obook.search.warmup import steps
+
+    assert [label for label, _ in steps(("heavy", "light"), "flat")] == [
+        "the rules", "the search (flat, heavy playouts)", "the search (flat, light playouts)", "ownership (scoring)"]
+    assert [label for label, _ in steps(("light",), "random")] == ["the rules", "ownership (scoring)"]
 
 
 def test_gtp_with_a_warm_cache_does_not_announce_compiling(compiled_engine):
