@@ -2,7 +2,7 @@
 print, per dispatcher, its signatures and its compile time (inclusive of the callees it compiled,
 and exclusive), plus the time in the LLVM lock.
 
-    OBOOK_NUMBA_CACHE=$(mktemp -d) python benchmarks/compile_profile.py [--what warm_up|gtp|worker]
+    OBOOK_NUMBA_CACHE=$(mktemp -d) python benchmarks/compile_profile.py [--signatures] [--top N]
 
 Run it from the checkout to profile (``PYTHONPATH=CHECKOUT`` for another one). Prints a table and one
 JSON line with the totals.
