@@ -11,8 +11,9 @@ COPY obook ./obook
 COPY workers ./workers
 COPY api ./api
 COPY migrations ./migrations
+# Compile the engine into the image's numba cache: a container's first move then only loads it.
 RUN pip install . \
-    && python -c "from obook.book.selfplay import warm_up; warm_up()" \
+    && obook warm-up \
     && useradd --system --uid 1000 obook \
     && chown -R obook /opt/obook
 

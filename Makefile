@@ -3,11 +3,15 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 GNUGO := /usr/games/gnugo
 
-.PHONY: run test gnugo bench clean
+.PHONY: run test gnugo bench warm-up clean
 
-$(VENV)/.installed: pyproject.toml
+# `make run` needs only obook; the test extras (Playwright, schemathesis, scipy, ...) come with `make test`.
+$(VENV)/.installed-base: pyproject.toml
 	python3 -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.installed-base
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
@@ -19,7 +23,7 @@ gnugo:
 	  else echo "GNU Go not installed: its comparison tests will be skipped (apt-get install gnugo)"; fi; \
 	fi
 
-run: $(VENV)/.installed
+run: $(VENV)/.installed-base
 	$(VENV)/bin/obook build --book demo --games 12 --workers 2 --seconds-per-move 0.1
 
 # The dashboard's browser test needs /usr/bin/chromium (apt-get install chromium; .ci/run installs it):
@@ -29,6 +33,10 @@ test: $(VENV)/.installed gnugo
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/engine.py
+
+# Compile the engine into the numba cache ahead of its first use, with a progress line.
+warm-up: $(VENV)/.installed-base
+	$(VENV)/bin/obook warm-up
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

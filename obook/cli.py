@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "obook.commands.book",
     "obook.commands.mines",
     "obook.commands.learn",
+    "obook.commands.warmup",
 )
 ENTRY_POINT_GROUP = "obook.commands"
 

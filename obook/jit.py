@@ -4,16 +4,30 @@
 numba's reference counting. Numba counts references with atomic operations on every array that
 crosses a non-inlined call, which costs tens of nanoseconds per call with a board of many arrays;
 hot code never allocates, so it does not need the counts. Anything that allocates uses ``cold``.
+
+``inline="always"`` on either asks LLVM to inline the function into its callers (numba's
+``forceinline``), not numba's own IR-level inlining: that one types the callee's code again at every
+call site, recursively through the callee's own inlined calls, and with the heavy policy inlined into
+each specialisation of the playout loop it made the engine take ten minutes of CPU to compile (one
+minute with LLVM's inlining, for the same speed: docs/benchmarks.md). Every function is compiled
+once per signature and LLVM inlines the machine-level code where it is asked to.
+
+Where compiled code is cached: under a folder named after a digest of the engine's sources, found by
+``ContentCacheLocator`` at the module's place inside the package, so that any copy of the same
+sources (another clone, a virtualenv, a Docker layer) loads what another compiled.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
 
 import numba
 from numba import njit
+from numba.core import caching
+from numba.core.caching import _CacheLocator
 
 
 def _source_digest() -> str:
@@ -49,13 +63,87 @@ def _cache_dir() -> Path:
 numba.config.CACHE_DIR = str(_cache_dir())
 
 
+def cache_folder() -> Path:
+    """The digest-named folder numba caches obook's compiled code in."""
+    return Path(numba.config.CACHE_DIR)
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=None)
+def _file_digest(path: str, mtime: float, size: int) -> str:
+    with open(path, "rb") as source:
+        return hashlib.sha256(source.read()).hexdigest()
+
+
+class ContentCacheLocator(_CacheLocator):
+    """Where numba caches the compiled code of obook's functions: under the digest-named folder,
+    at the module's path inside the package (``obook/playout``), with the file's content as its
+    freshness stamp. Numba's own locators name the folder after the source file's absolute path
+    (and older numba stamps it with the file's modification time), so a second clone, a different
+    virtualenv or a Docker layer would compile everything again; with this locator any copy of the
+    same sources finds the code compiled by another."""
+
+    def __init__(self, py_func, py_file: Path):
+        self._py_file = str(py_file)
+        self._lineno = py_func.__code__.co_firstlineno
+        relative = py_file.parent.relative_to(_PACKAGE_ROOT.parent)
+        self._cache_path = os.path.join(numba.config.CACHE_DIR, *relative.parts)
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    def get_source_stamp(self):
+        st = os.stat(self._py_file)
+        return _file_digest(self._py_file, st.st_mtime, st.st_size)
+
+    def get_disambiguator(self):
+        return str(self._lineno)
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        try:
+            path = Path(py_file).resolve()
+            path.relative_to(_PACKAGE_ROOT)
+        except (OSError, ValueError):
+            return None  # not obook's: numba's own locators decide
+        if not path.is_file():
+            return None
+        locator = cls(py_func, path)
+        try:
+            locator.ensure_cache_path()
+        except OSError:
+            return None
+        return locator
+
+
+def _install_locator() -> None:
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl")
+    if ContentCacheLocator not in impl._locator_classes:
+        impl._locator_classes.insert(0, ContentCacheLocator)
+
+
+_install_locator()
+
+
+def _llvm_inlining(options: dict) -> dict:
+    """``inline="always"`` as LLVM's inlining (see the module docstring). ``forceinline`` is always
+    given, as numba otherwise lets a function inherit it from the caller that first compiled it."""
+    options = dict(options)
+    if options.get("inline") == "always":
+        del options["inline"]
+        options["forceinline"] = True
+    options.setdefault("forceinline", False)
+    return options
+
+
 def hot(fn=None, **options):
     """``@hot`` or ``@hot(inline="always")``: cached, no reference counting, must not allocate."""
-    decorator = njit(cache=True, _nrt=False, **options)
+    decorator = njit(cache=True, _nrt=False, **_llvm_inlining(options))
     return decorator(fn) if fn is not None else decorator
 
 
 def cold(fn=None, **options):
     """``@cold``: cached, ordinary numba (may allocate arrays)."""
-    decorator = njit(cache=True, **options)
+    decorator = njit(cache=True, **_llvm_inlining(options))
     return decorator(fn) if fn is not None else decorator

@@ -67,16 +67,14 @@ def mutation_config(book: BookInfo, seconds: float | None = None) -> SearchConfi
 def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
     """Load (or compile) the engine's jitted code once, in a parent process before it starts its
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
-    compiler while it holds a lease and several do not compile the same code at once."""
-    from obook.playout.ownership import stone_status
+    compiler while it holds a lease and several do not compile the same code at once. When it has
+    to compile, it says so on stderr, step by step."""
+    import sys
 
-    for policy in policies:
-        position = Position(size=5)
-        player = make_player(f"playouts=16,policy={policy},seed=1")
-        for _ in range(3):
-            position.play(player.genmove(position).move)
-        stone_status(position, 8, policy, seed=1)
-        player.close()
+    from obook.search.warmup import is_warm
+    from obook.search.warmup import warm_up as compile_engine
+
+    compile_engine(policies, progress=None if is_warm() else sys.stderr)
 
 
 def check_engine(book: BookInfo) -> None:

@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     search.add_argument("--seconds", type=float, default=5.0)
     search.add_argument("--json", action="store_true")
     search.set_defaults(func=run_search)
-    startup = kinds.add_parser("startup", help="engine start-up time with an empty and a warm numba cache")
+    startup = kinds.add_parser("startup", help="obook warm-up's time with an empty and then a warm numba cache")
     startup.add_argument("--json", action="store_true")
     startup.set_defaults(func=run_startup)
     bench.set_defaults(func=lambda args: bench.print_help() or 2)
@@ -137,19 +137,16 @@ def run_search(args: argparse.Namespace) -> int:
 
 
 def run_startup(args: argparse.Namespace) -> int:
-    """Time a fresh process that loads the engine and runs one playout, first with an empty numba
-    cache (everything compiles) and then again with the cache it left (everything loads)."""
-    code = (
-        "import time; t=time.perf_counter(); from obook.commands.bench import measure_playouts; "
-        "measure_playouts(9, 'light', 0.001, 7.5, 1); measure_playouts(9, 'atari50', 0.001, 7.5, 1); "
-        "print(time.perf_counter()-t)"
-    )
+    """Time ``obook warm-up`` (what the embedded build and a grid worker compile before their first
+    move) in a fresh process, first with an empty numba cache (everything compiles) and then again
+    with the cache it left (everything loads)."""
     figures = {}
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, OBOOK_NUMBA_CACHE=cache)
         for label in ("first_run_seconds", "warm_start_seconds"):
             t0 = time.perf_counter()
-            done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            done = subprocess.run([sys.executable, "-m", "obook.cli", "warm-up", "--quiet"], env=env,
+                                  capture_output=True, text=True)
             if done.returncode != 0:
                 raise ObookError(f"the start-up probe failed: {done.stderr.strip()[-500:]}")
             figures[label] = round(time.perf_counter() - t0, 2)
@@ -157,7 +154,8 @@ def run_startup(args: argparse.Namespace) -> int:
         print(json.dumps(figures))
     else:
         print(
-            f"engine start-up (new process, import + one light and one atari-50 playout): "
-            f"first run {figures['first_run_seconds']} s (compiling), warm {figures['warm_start_seconds']} s (cached)"
+            f"engine start-up (a new process running obook warm-up: the rules, the search with heavy and light "
+            f"playouts, ownership): first run {figures['first_run_seconds']} s (compiling), "
+            f"warm {figures['warm_start_seconds']} s (cached)"
         )
     return 0

@@ -127,7 +127,7 @@ def cmd_build(args) -> int:
     print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
           f"mutation move, target {args.games} finished games (Ctrl-C stops; run again to continue)", file=err)
     started = time.time()
-    print("  loading the engine (the first run compiles it: a few minutes)...", file=err)
+    print("  loading the engine (the first run compiles it: about a minute)...", file=err)
     try:
         if args.quiet:
             final = build(plan)

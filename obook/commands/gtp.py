@@ -36,6 +36,13 @@ def run(args: argparse.Namespace) -> int:
         raise ObookError(f"--size {args.size} is outside {MIN_SIZE}..{MAX_BOARD_SIZE}")
     if args.ownership_playouts < 1:
         raise ObookError("--ownership-playouts must be at least 1")
+    from obook.search.config import SearchConfig
+    from obook.search.warmup import warm_up_in_background
+
+    # A GUI that starts the engine sees nothing for a minute when it compiles: say so on stderr (its
+    # log window) and compile beside the GTP loop, which answers the commands that need no search.
+    config = SearchConfig.from_spec(args.config)
+    warm_up_in_background((config.policy,), algorithm=config.algorithm)
     player = None
     if args.book:
         from obook.book.player import BookPlayer
