@@ -68,6 +68,8 @@ class SearchConfig:
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
     reuse_tree: bool = True  # keep the subtree of the actual moves between searches
+    opening_moves: int = 0  # the player's first N own moves of a game search opening_factor x the budget
+    opening_factor: float = 100.0  # (search/opening.py: the ceiling of what a book can give)
     max_nodes: int = 1_000_000  # node capacity of the tree (72 bytes a node, twice for reuse: tree.NODE_BYTES)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
@@ -99,6 +101,10 @@ class SearchConfig:
             raise ObookError("search option max_nodes must be at least 1000")
         if self.processes < 1:
             raise ObookError("search option processes must be at least 1")
+        if self.opening_moves < 0:
+            raise ObookError("search option opening_moves must not be negative")
+        if self.opening_factor <= 0:
+            raise ObookError("search option opening_factor must be positive")
         for key in ("temperature", "rd", "sigma_e", "min_games"):
             if getattr(self, key) < 0:
                 raise ObookError(f"search option {key} must not be negative")

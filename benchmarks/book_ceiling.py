@@ -1,0 +1,100 @@
+"""The ceiling of any opening book (issue 15, item 4): how much can a book give at a play budget?
+
+A book can at best play, in the positions it covers, the move a far deeper search would play. So
+engine A is the plain engine at P playouts a move, except that its first k own moves of each game are
+searched with 100 x P playouts (``opening_moves=k,opening_factor=100``, ``obook/search/opening.py``:
+each deep move in a tree of its own, dropped afterwards, as when a book player leaves its book).
+Engine B is the plain engine at P. Colours alternate; 9x9, komi 7.5, area scoring, ``obook match``'s
+referee and clean-up phase. A's score minus 50% is the most a book of depth k could add at budget P.
+
+Run by hand (hours at P >= 300 on 2 cores):
+``python benchmarks/book_ceiling.py --playouts 100 300 --moves 3 6 10 --games 400 --parallel 2``.
+Every finished game is appended to ``--out`` (JSON lines), so an interrupted run continues where
+it stopped; ``--report`` only prints the table of what is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from obook.gtp.match import MatchSettings, parse_engine, run_match
+from obook.stats import wilson_interval
+
+DEFAULT_OUT = Path("docs/book-results/ceiling.jsonl")
+
+
+def load(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int, out: Path, base: str) -> None:
+    done = sum(1 for r in load(out) if (r["playouts"], r["moves"], r["factor"]) == (playouts, moves, factor))
+    if done >= games:
+        return
+    plain = ",".join(filter(None, [base, f"playouts={playouts}"]))
+    a = parse_engine(f"obook:{plain},opening_moves={moves},opening_factor={factor:g}")
+    b = parse_engine(f"obook:{plain}")
+    settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel)
+    print(f"P={playouts} k={moves} factor={factor:g}: {done} games recorded, playing {games - done}",
+          file=sys.stderr, flush=True)
+
+    def record(game) -> None:
+        row = {"playouts": playouts, "moves": moves, "factor": factor, "game": done + game.index,
+               "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
+               "moves_played": game.moves, "seconds": game.seconds}
+        with out.open("a") as handle:
+            handle.write(json.dumps(row) + "\n")
+
+    run_match(a, b, settings, on_game=record)
+
+
+def report(rows: list[dict]) -> list[dict]:
+    cells: dict[tuple, list[dict]] = {}
+    for row in rows:
+        cells.setdefault((row["playouts"], row["moves"], row["factor"]), []).append(row)
+    table = []
+    for (playouts, moves, factor), games in sorted(cells.items()):
+        n = len(games)
+        points = sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0 for g in games)
+        low, high = wilson_interval(points, n)
+        black = [g for g in games if g["a_color"] == "B"]
+        table.append({
+            "playouts": playouts, "moves": moves, "factor": factor, "games": n,
+            "a_score": round(points / n, 4), "ci95": [round(low, 4), round(high, 4)],
+            "a_as_black": round(sum(g["winner"] == "A" for g in black) / len(black), 4) if black else None,
+            "a_as_white": round(sum(g["winner"] == "A" for g in games if g["a_color"] == "W")
+                                / max(1, n - len(black)), 4),
+            "seconds_a_per_game": round(sum(g["seconds"]["A"] for g in games) / n, 2),
+            "seconds_b_per_game": round(sum(g["seconds"]["B"] for g in games) / n, 2),
+        })
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--playouts", type=int, nargs="+", default=[100, 300], help="play budgets P")
+    parser.add_argument("--moves", type=int, nargs="+", default=[3, 6, 10], help="deep own moves k")
+    parser.add_argument("--factor", type=float, default=100.0, help="deep budget = factor x P")
+    parser.add_argument("--games", type=int, default=400, help="games per (P, k)")
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--config", default="", help="search options of both engines besides playouts")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", action="store_true", help="only print the table of recorded games")
+    args = parser.parse_args()
+    if not args.report:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        for playouts in args.playouts:
+            for moves in args.moves:
+                run_cell(playouts, moves, args.factor, args.games, args.parallel, args.out, args.config)
+    for line in report(load(args.out)):
+        print(json.dumps(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
