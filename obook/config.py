@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     slice_seconds: float = 5.0  # a grid task plays moves of one game until this long, then hands it on
     visibility_timeout: float = 4 * 3600.0  # Redis redelivers an unacknowledged task after this long
     soft_shutdown_seconds: float = 60.0  # a worker told to stop finishes its slices within this
+    max_game_failures: int = 3  # a game whose play fails this often (an engine bug...) is set aside
+    db_connect_timeout: float = 10.0  # seconds to open a PostgreSQL connection
+    db_statement_timeout: float = 300.0  # longest PostgreSQL statement, seconds (0: no limit)
     durable_moves: bool = False  # grid workers wait for the disk at each commit (see workers/tasks.py)
     api_host: str = "127.0.0.1"
     api_port: int = 8000

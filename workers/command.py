@@ -82,7 +82,7 @@ def cmd_grid_run(args) -> int:
 
     def report(step) -> None:
         line = (f"{step.finished}/{plan.target} finished, {step.in_progress} in progress, "
-                f"{step.live_workers} live workers")
+                f"{step.live_workers} live workers" + (f", {step.set_aside} set aside" if step.set_aside else ""))
         if line != last["line"] or step.created or step.sent:
             log.info("%s%s%s", line, f", created {len(step.created)}" if step.created else "",
                      f", sent {len(step.sent)}" if step.sent else "")
@@ -91,6 +91,10 @@ def cmd_grid_run(args) -> int:
     final = driver.run(on_step=report, max_seconds=args.max_seconds)
     if not final.done:
         log.error("stopped after %.0f s before the target", args.max_seconds)
+        return 1
+    if final.set_aside:
+        log.error("stopped: book %r has %d finished games and %d game(s) set aside after repeated failures "
+                  "(see `obook verify --book %s`)", book.name, final.finished, final.set_aside, book.name)
         return 1
     print(f"done: book {book.name!r} has {final.finished} finished games")
     return 0
