@@ -15,6 +15,7 @@ import multiprocessing as mp
 import os
 import signal
 import socket
+import threading
 import time
 from dataclasses import dataclass
 
@@ -235,10 +236,16 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
                  for i in range(plan.workers)]
     started = time.time()
     first = status(store, book, plan.target, started, 0)
+    terminated = []  # SIGTERM to the build: stop the workers as Ctrl-C does (no exception inside database code)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: terminated.append(True))
     for p in processes:
         p.start()
     try:
         while any(p.is_alive() for p in processes):
+            if terminated:
+                raise KeyboardInterrupt
             if on_status is not None:
                 try:
                     on_status(status(store, book, plan.target, started, first.finished))
@@ -250,6 +257,8 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
         raise
     finally:
         _stop(processes)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     failed = [p for p in processes if p.exitcode not in (0, None, -signal.SIGTERM)]
     backoff = Backoff()
     while True:

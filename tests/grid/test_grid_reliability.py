@@ -54,10 +54,12 @@ def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
     grid.lease_seconds = 4.0  # far below the offset: the driver would take every lease by its clock
     for _ in range(2):
         grid.start_worker()
-    grid.start_driver("clock", target, *BOOK_OPTIONS, env={"OBOOK_TEST_CLOCK_OFFSET": "600"})
+    options = ("--size", "7", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")  # games of seconds
+    grid.start_driver("clock", target, *options, env={"OBOOK_TEST_CLOCK_OFFSET": "600"})
     wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
     assert grid.driver.returncode == 0, grid.logs_text()[-4000:]
     sent, created = sent_and_created(grid)
     assert created == target
     assert sent == created, f"{sent - created} games resent:\n{grid.logs_text()[-3000:]}"  # each sent once
+    assert "lease lost" not in grid.logs_text() and "changed by another player" not in grid.logs_text()
     grid.check_build("clock", target, max_lost=0)
