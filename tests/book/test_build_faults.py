@@ -51,6 +51,15 @@ def test_the_build_survives_its_connections_terminated(postgres_url, compiled_en
     assert counts(postgres_url, "drop") == {"finished": target}
     verify = obook("verify", "--db", postgres_url, "--book", "drop")
     assert "statistics match the games" in verify.stdout
+    engine = create_engine(postgres_url)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(text("SELECT searches, origins, result FROM games")).all()
+    finally:
+        engine.dispose()
+    lost = sum(s - o.count("m") - (1 if (r or "").endswith("+R") else 0) for s, o, r in rows)
+    print(f"\n{target} games, {drops} connections terminated in 3 rounds, {lost} searches lost")
+    assert 0 <= lost <= 3 * 2  # at most the search of each of the 2 workers at each round
 
 
 def test_a_poison_game_is_set_aside_and_the_build_ends(tmp_path, compiled_engine):

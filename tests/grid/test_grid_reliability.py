@@ -33,6 +33,7 @@ def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
     assert grid.counts("poison") == {"finished": target - 1, "set_aside": 1}
     ((failures, reason, owner),) = grid.sql("SELECT failures, failure, lease_owner FROM games WHERE status = 'set_aside'")
     assert (failures, owner) == (3, None)
+    print(f"\npoison game {POISON}: {failures} failures, then set aside; {target - 1} games finished")
     assert "PoisonedGame" in reason and f"game {POISON} is poison" in reason
     verify = grid.obook("verify", "--book", "poison")
     assert verify.returncode == 0, verify.stdout + verify.stderr  # its statistics were never counted
@@ -62,4 +63,5 @@ def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
     assert created == target
     assert sent == created, f"{sent - created} games resent:\n{grid.logs_text()[-3000:]}"  # each sent once
     assert "lease lost" not in grid.logs_text() and "changed by another player" not in grid.logs_text()
-    grid.check_build("clock", target, max_lost=0)
+    lost = grid.check_build("clock", target, max_lost=0)
+    print(f"\nclock +600 s on the driver: {created} games created, {sent} sends, {lost} searches lost")
