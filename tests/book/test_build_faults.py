@@ -76,3 +76,26 @@ def test_a_poison_game_is_set_aside_and_the_build_ends(tmp_path, compiled_engine
     again = obook("build", "--db", url, "--book", "p", "--games", str(target), "--workers", "1", "--quiet", *BUILD,
                   check=False)
     assert again.returncode == 1 and counts(url, "p") == {"finished": target - 1, "set_aside": 1}  # ends at once
+
+
+def test_sigterm_stops_the_build_between_moves_and_it_continues(tmp_path, compiled_engine):
+    """SIGTERM to ``obook build`` stops its workers as Ctrl-C does (a flag read between two moves,
+    never an exception raised inside database code); the next build completes the target exactly."""
+    import signal
+
+    url = f"sqlite:///{tmp_path / 't.db'}"
+    target = 12
+    args = ["build", "--db", url, "--book", "t", "--games", str(target), "--workers", "2", "--quiet", *BUILD]
+    build = subprocess.Popen([sys.executable, "-m", "obook.cli", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while finished(url, "t") < 2 and build.poll() is None and time.time() < deadline:
+        time.sleep(0.1)
+    build.send_signal(signal.SIGTERM)
+    _, err = build.communicate(timeout=120)
+    assert build.returncode == 130, err[-3000:]
+    assert "Traceback" not in err and "run the same command to continue" in err
+    assert 0 < counts(url, "t").get("finished", 0) < target
+    obook(*args)
+    assert counts(url, "t") == {"finished": target}
+    assert "statistics match the games" in obook("verify", "--db", url, "--book", "t").stdout
