@@ -57,13 +57,19 @@ class OutOfBook(ObookError):
 
 
 class TtlCache:
-    """A small LRU whose entries expire ``seconds`` after they were stored (0: stores nothing).
-    Safe to share between the event loop and the worker threads."""
+    """A small LRU whose entries expire ``seconds`` after they were stored (0: stores nothing),
+    bounded by entries and, with ``max_bytes``, by the bytes ``weigh(key, value)`` estimates: a
+    722-move question costs a hundred times a short one, so a count of entries alone lets
+    anonymous requests fill gigabytes. Safe to share between the event loop and the worker threads."""
 
-    def __init__(self, size: int, seconds: float):
+    def __init__(self, size: int, seconds: float, max_bytes: float = math.inf,
+                 weigh: Callable[[Hashable, Any], int] | None = None):
         self.size = max(size, 0)
         self.seconds = seconds
-        self._items: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.weigh = weigh or (lambda _key, _value: 0)
+        self.bytes = 0  # the estimated size of what is kept
+        self._items: OrderedDict[Hashable, tuple[float, Any, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any | None:
@@ -72,7 +78,7 @@ class TtlCache:
             if item is None:
                 return None
             if item[0] < time.monotonic():
-                del self._items[key]
+                self._drop(key)
                 return None
             self._items.move_to_end(key)
             return item[1]
@@ -80,20 +86,44 @@ class TtlCache:
     def put(self, key: Hashable, value: Any) -> None:
         if self.seconds <= 0 or self.size == 0:
             return
+        cost = self.weigh(key, value)
+        if cost > self.max_bytes:
+            return  # larger than the whole cache: not kept
         with self._lock:
-            self._items[key] = (time.monotonic() + self.seconds, value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            if key in self._items:
+                self._drop(key)
+            self._items[key] = (time.monotonic() + self.seconds, value, cost)
+            self.bytes += cost
+            while len(self._items) > self.size or self.bytes > self.max_bytes:
+                self._drop(next(iter(self._items)))
+
+    def _drop(self, key: Hashable) -> None:
+        self.bytes -= self._items.pop(key)[2]
 
     def clear(self) -> int:
         with self._lock:
             n = len(self._items)
             self._items.clear()
+            self.bytes = 0
             return n
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+# Estimated bytes of the cached objects (CPython 3.11, 64-bit; checked against tracemalloc by
+# tests/api/test_api_cost.py): a move string in a key ~56 + its tuple slot 8; a replayed move (a
+# tuple of two ints) ~64 + 8; a stone (a tuple of two strings and an int) ~170; a statistics row ~120.
+def answer_cost(key, value) -> int:
+    return 300 + 64 * len(key[1]) + len(value[1])
+
+
+def position_cost(key, value) -> int:
+    return 600 + 64 * len(key[2]) + 72 * len(value.moves) + 170 * len(value.stones)
+
+
+def rows_cost(_key, value) -> int:
+    return 200 + 120 * len(value[1])
 
 
 def split_query_moves(text: str) -> tuple[str, ...]:
@@ -178,13 +208,14 @@ class BookService:
     """
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
-                 fresh_seconds: float = 1.0):
+                 fresh_seconds: float = 1.0, cache_mb: float = 192.0):
         self.store = store
         self.threads = max(threads, 1)
         self.fresh_seconds = fresh_seconds
-        self.answers = TtlCache(cache_size, cache_seconds)
-        self.stats = TtlCache(cache_size, cache_seconds)
-        self.positions = TtlCache(cache_size, math.inf)
+        share = cache_mb * 2**20 / 3  # the three lookup caches share OBOOK_API_CACHE_MB
+        self.answers = TtlCache(cache_size, cache_seconds, share, answer_cost)
+        self.stats = TtlCache(cache_size, cache_seconds, share, rows_cost)
+        self.positions = TtlCache(cache_size, math.inf, share, position_cost)
         self.books = TtlCache(256, min(cache_seconds, 5.0))
         self.versions: dict[str, BookVersion] = {}
         self._generations = itertools.count(1)  # unique across books and their re-creations

@@ -32,6 +32,7 @@ class Settings(BaseSettings):
     api_cache_seconds: float = 600.0  # longest a lookup answer is reused (0: no cache); new games refresh it sooner
     api_fresh_seconds: float = 1.0  # how often the service asks whether a book has new games
     api_cache_size: int = 20000  # lookup answers kept in memory
+    api_cache_mb: float = 192.0  # and at most this much memory (estimated) for the three lookup caches
 
 
 @lru_cache(maxsize=1)
