@@ -221,6 +221,10 @@ class BookService:
         self._generations = itertools.count(1)  # unique across books and their re-creations
         self.reader = StatsReader(store, pool_size=self.threads)
         self._limiter: anyio.CapacityLimiter | None = None
+        self.heavy_threads = max(1, self.threads // 4)
+        self._heavy: anyio.CapacityLimiter | None = None
+        self._progress = TtlCache(64, max(fresh_seconds, 0.5))  # one computation per second for every client
+        self._progress_lock = threading.Lock()
         self._schema_checked = False
 
     async def run(self, function: Callable[..., T], *args) -> T:
@@ -228,6 +232,14 @@ class BookService:
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(self.threads)
         return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+
+    async def run_heavy(self, function: Callable[..., T], *args) -> T:
+        """Run expensive work (exports, progress, game pages: many queries and replays each) in
+        threads of its own, at most a quarter of ``threads`` (at least one) at once, so that
+        however many of them clients ask for, the lookups keep their threads."""
+        if self._heavy is None:
+            self._heavy = anyio.CapacityLimiter(self.heavy_threads)
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._heavy)
 
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
@@ -422,5 +434,16 @@ class BookService:
         return data
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
+        """The progress page, computed at most once per ``fresh_seconds`` (half a second at least)
+        for each set of parameters whoever asks: the dashboard polls it every 1.5 s per viewer."""
+        key = (limit, offset, games_limit, workers_limit)
+        with self._progress_lock:  # concurrent askers wait for the one computation
+            hit = self._progress.get(key)
+            if hit is None:
+                hit = self._compute_progress(limit, offset, games_limit, workers_limit)
+                self._progress.put(key, hit)
+            return hit
+
+    def _compute_progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
         self.check()
         return views.progress(self.store, limit, offset, games_limit, workers_limit)

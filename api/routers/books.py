@@ -50,7 +50,7 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
                      status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned|set_aside)$")] = None,
                      ) -> GameList:
     """The book's games, most recently changed first (lease owners' names need the admin token)."""
-    out = await service.run(service.games, book, status, limit, offset)
+    out = await service.run_heavy(service.games, book, status, limit, offset)
     if reveal:
         return out
     key = request.app.state.redact_key
@@ -66,7 +66,7 @@ async def export_sgf(book: BookName, service: Service,
                      max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
                      ) -> Response:
     """The book as one SGF game tree: a node per book move with games, wins and win rate."""
-    data = await service.run(service.export_sgf, book, min_games, depth, max_nodes)
+    data = await service.run_heavy(service.export_sgf, book, min_games, depth, max_nodes)
     return Response(data, media_type="application/x-go-sgf",
                     headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
 

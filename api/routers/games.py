@@ -18,7 +18,7 @@ NOT_FOUND = {404: {"model": ErrorOut, "description": "no game with that id"}}
     200: {"content": {"application/x-go-sgf": {"schema": {"type": "string"}}}, "description": "the game as SGF"},
     **NOT_FOUND})
 async def game_sgf(game_id: GameId, service: Service) -> Response:
-    text = await service.run(service.game_sgf, game_id)
+    text = await service.run_heavy(service.game_sgf, game_id)
     return Response(text.encode(), media_type="application/x-go-sgf",
                     headers={"Content-Disposition": f'attachment; filename="game-{game_id}.sgf"'})
 

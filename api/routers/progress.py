@@ -23,7 +23,7 @@ async def progress(request: Request, service: Service, reveal: Reveal, offset: O
     """Totals, games per hour over the last hour, the games being played now with their moves and
     boards, the book's growth, and the live workers with what each is playing, for every book.
     Worker host names, pids and lease owners' names need the admin token (pseudonyms otherwise)."""
-    out = await service.run(service.progress, limit, offset, games_limit, workers_limit)
+    out = await service.run_heavy(service.progress, limit, offset, games_limit, workers_limit)
     return out if reveal else redact_progress(out, request.app.state.redact_key)
 
 

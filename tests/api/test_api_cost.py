@@ -68,3 +68,51 @@ def test_long_questions_cannot_grow_the_caches_past_their_budget(store, book):
     assert len(service.answers) < len(questions) and len(service.positions) < len(questions)
     anyio.run(ask, service, questions[-3:])  # the newest are still answered from memory
     assert len(service.answers) > 0
+
+
+def test_expensive_requests_leave_the_lookup_threads_free(store, book):
+    """Exports, progress and game pages run in their own threads (a quarter of ``threads``): while
+    as many of them as clients like are running or waiting, a lookup still gets a thread."""
+    import threading
+
+    import anyio
+
+    service = BookService(store, threads=4, cache_seconds=0)
+    release = threading.Event()
+    running = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def expensive() -> None:
+        with lock:
+            running["now"] += 1
+            running["most"] = max(running["most"], running["now"])
+        release.wait(60)
+        with lock:
+            running["now"] -= 1
+
+    async def scenario() -> bytes:
+        async with anyio.create_task_group() as group:
+            for _ in range(8):
+                group.start_soon(service.run_heavy, expensive)
+            await anyio.sleep(0.2)
+            with anyio.fail_after(30):  # the lookup does not wait for the expensive ones
+                body = await service.lookup_body("demo", "E5", 1)
+            release.set()
+        return body
+
+    body = anyio.run(scenario)
+    assert b'"in_book":true' in body.replace(b" ", b"")
+    assert service.heavy_threads == 1 and running["most"] == 1
+
+
+def test_progress_is_computed_once_per_interval_for_every_client(store, book, monkeypatch):
+    from api import views
+
+    calls = []
+    real = views.progress
+    monkeypatch.setattr(views, "progress", lambda *args: calls.append(args) or real(*args))
+    service = BookService(store, threads=2, fresh_seconds=30)
+    answers = [service.progress(20, 0, 8, 50) for _ in range(20)]
+    assert len(calls) == 1 and all(a == answers[0] for a in answers)
+    service.progress(10, 0, 8, 50)  # other parameters: their own computation
+    assert len(calls) == 2
