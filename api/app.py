@@ -2,12 +2,15 @@
 error answers and the dashboard. Run it with ``obook serve`` (or ``uvicorn --factory api.app:create_app``).
 
 Errors are answers, never tracebacks: an unknown book or game is 404, a malformed or illegal move
-422 naming the move and the reason, a database that cannot be reached 503.
+422 naming the move and the reason, a database that cannot be reached 503. What would help an
+attacker (the database's URL and host, worker host names and pids, lease owners) is shown only to
+a request with the admin token; anonymous clients get the same answers without it.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -15,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
+from api.deps import is_admin
 from api.fastpath import CachedLookups
 from api.routers import books, games, progress
 from api.schemas import HealthOut
@@ -28,6 +32,7 @@ from obook.store.db import StoreError, open_store
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
+ANONYMOUS_UNAVAILABLE = "the database cannot be reached; try again later"  # no URL, host or server message
 
 
 def create_app(database_url: str | None = None, settings: Settings | None = None) -> FastAPI:
@@ -40,8 +45,10 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
                     "follow the build. Moves are GTP vertices (E5, pass) from the empty board.",
     )
     app.state.settings = settings
+    app.state.redact_key = os.urandom(32)  # keys the pseudonyms anonymous clients see (api.views.pseudonym)
     app.state.service = BookService(store, threads=settings.api_threads, cache_seconds=settings.api_cache_seconds,
-                                    cache_size=settings.api_cache_size, fresh_seconds=settings.api_fresh_seconds)
+                                    cache_size=settings.api_cache_size, fresh_seconds=settings.api_fresh_seconds,
+                                    cache_mb=settings.api_cache_mb)
     for router in (books.router, games.router, progress.router):
         app.include_router(router)
     app.add_middleware(CachedLookups, service=app.state.service)
@@ -63,9 +70,9 @@ def _add_error_answers(app: FastAPI) -> None:
     async def invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
         return JSONResponse({"detail": validation_message(exc)}, status_code=422)
 
-    async def unavailable(_request: Request, exc: Exception) -> JSONResponse:
-        log.warning("database unavailable: %s", exc)
-        return JSONResponse({"detail": str(exc)}, status_code=503)
+    async def unavailable(request: Request, exc: Exception) -> JSONResponse:
+        log.warning("database unavailable: %s", exc)  # the operator reads the reason in the log
+        return JSONResponse({"detail": str(exc) if is_admin(request) else ANONYMOUS_UNAVAILABLE}, status_code=503)
 
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(BookNotFound, not_found)
@@ -95,8 +102,12 @@ def _add_pages(app: FastAPI) -> None:
         """Whether the database answers and is at this obook's schema."""
         service: BookService = request.app.state.service
         healthy, revision, problem = await service.run(service.health)
-        body = HealthOut(status="ok" if healthy else "error", database=service.store.name, schema_revision=revision,
-                         detail=problem)
+        admin = is_admin(request)
+        if problem is not None and not admin:
+            problem = ("the database is not at this obook's schema: run `obook db upgrade`" if "schema" in problem
+                       else ANONYMOUS_UNAVAILABLE)
+        body = HealthOut(status="ok" if healthy else "error", database=service.store.name if admin else None,
+                         schema_revision=revision, detail=problem)
         return JSONResponse(body.model_dump(), status_code=200 if healthy else 503)
 
     @app.get("/dashboard", include_in_schema=False)

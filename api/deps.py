@@ -49,3 +49,17 @@ def require_admin(request: Request,
 
 
 Admin = Depends(require_admin)
+
+
+def is_admin(request: Request) -> bool:
+    """Whether the request carries the admin token (``Authorization: Bearer $OBOOK_ADMIN_TOKEN``).
+    Anonymous clients get the same answers with what would help an attacker left out: the
+    database's URL and host, worker host names and pids, and the lease owners' real names
+    (``api.views.redact_*``)."""
+    token = request.app.state.settings.admin_token
+    header = request.headers.get("authorization", "")
+    scheme, _, given = header.partition(" ")
+    return bool(token) and scheme.lower() == "bearer" and hmac.compare_digest(given.strip().encode(), token.encode())
+
+
+Reveal = Annotated[bool, Depends(is_admin)]

@@ -109,7 +109,8 @@ class GameOut(BaseModel):
     winner: Color | None
     score: float | None = Field(description="Black's area score minus komi")
     source: str
-    lease_owner: str | None
+    lease_owner: str | None = Field(description="who plays it now; for anonymous clients a pseudonym (its kind and a "
+                                                "digest), never a name that could take the game")
     lease_until: dt.datetime | None
     created_at: dt.datetime
     updated_at: dt.datetime
@@ -140,9 +141,15 @@ class InFlightGame(BaseModel):
     moves: list[str]
     n_moves: int
     to_move: Color
-    lease_owner: str | None
+    lease_owner: str | None = Field(description="who plays it; a pseudonym for anonymous clients")
     updated_at: dt.datetime
     stones: list[Stone]
+
+
+class SetAsideGame(BaseModel):
+    id: int
+    failures: int
+    reason: str | None = Field(description="the last failure: the error's type and message")
 
 
 class BookProgress(BaseModel):
@@ -157,12 +164,15 @@ class BookProgress(BaseModel):
     growth: list[GrowthPointOut] = Field(description="finished games over the book's life")
     in_flight: list[InFlightGame] = Field(description="games being played now, most recently moved first")
     in_flight_total: int
+    games_set_aside: int = Field(0, description="games whose play failed OBOOK_MAX_GAME_FAILURES times: not played "
+                                                "again nor replaced")
+    set_aside: list[SetAsideGame] = Field(default_factory=list, description="the newest of them, with their reasons")
 
 
 class WorkerOut(BaseModel):
-    id: str
-    host: str
-    pid: int
+    id: str = Field(description="the worker's name; for anonymous clients a pseudonym (its kind and a digest)")
+    host: str | None = Field(description="its host name (admin token only)")
+    pid: int | None = Field(description="its process id (admin token only)")
     kind: str
     book: str | None
     game_id: int | None
@@ -189,7 +199,7 @@ class ProgressOut(Page):
 
 class HealthOut(BaseModel):
     status: Literal["ok", "error"]
-    database: str
+    database: str | None = Field(None, description="the database (URL without its password; admin token only)")
     schema_revision: str | None
     detail: str | None = None
 

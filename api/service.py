@@ -57,13 +57,19 @@ class OutOfBook(ObookError):
 
 
 class TtlCache:
-    """A small LRU whose entries expire ``seconds`` after they were stored (0: stores nothing).
-    Safe to share between the event loop and the worker threads."""
+    """A small LRU whose entries expire ``seconds`` after they were stored (0: stores nothing),
+    bounded by entries and, with ``max_bytes``, by the bytes ``weigh(key, value)`` estimates: a
+    722-move question costs a hundred times a short one, so a count of entries alone lets
+    anonymous requests fill gigabytes. Safe to share between the event loop and the worker threads."""
 
-    def __init__(self, size: int, seconds: float):
+    def __init__(self, size: int, seconds: float, max_bytes: float = math.inf,
+                 weigh: Callable[[Hashable, Any], int] | None = None):
         self.size = max(size, 0)
         self.seconds = seconds
-        self._items: OrderedDict[Hashable, tuple[float, Any]] = OrderedDict()
+        self.max_bytes = max_bytes
+        self.weigh = weigh or (lambda _key, _value: 0)
+        self.bytes = 0  # the estimated size of what is kept
+        self._items: OrderedDict[Hashable, tuple[float, Any, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> Any | None:
@@ -72,7 +78,7 @@ class TtlCache:
             if item is None:
                 return None
             if item[0] < time.monotonic():
-                del self._items[key]
+                self._drop(key)
                 return None
             self._items.move_to_end(key)
             return item[1]
@@ -80,20 +86,44 @@ class TtlCache:
     def put(self, key: Hashable, value: Any) -> None:
         if self.seconds <= 0 or self.size == 0:
             return
+        cost = self.weigh(key, value)
+        if cost > self.max_bytes:
+            return  # larger than the whole cache: not kept
         with self._lock:
-            self._items[key] = (time.monotonic() + self.seconds, value)
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            if key in self._items:
+                self._drop(key)
+            self._items[key] = (time.monotonic() + self.seconds, value, cost)
+            self.bytes += cost
+            while len(self._items) > self.size or self.bytes > self.max_bytes:
+                self._drop(next(iter(self._items)))
+
+    def _drop(self, key: Hashable) -> None:
+        self.bytes -= self._items.pop(key)[2]
 
     def clear(self) -> int:
         with self._lock:
             n = len(self._items)
             self._items.clear()
+            self.bytes = 0
             return n
 
     def __len__(self) -> int:
         return len(self._items)
+
+
+# Estimated bytes of the cached objects (CPython 3.11, 64-bit; checked against tracemalloc by
+# tests/api/test_api_cost.py): a move string in a key ~56 + its tuple slot 8; a replayed move (a
+# tuple of two ints) ~64 + 8; a stone (a tuple of two strings and an int) ~170; a statistics row ~120.
+def answer_cost(key, value) -> int:
+    return 300 + 64 * len(key[1]) + len(value[1])
+
+
+def position_cost(key, value) -> int:
+    return 600 + 64 * len(key[2]) + 72 * len(value.moves) + 170 * len(value.stones)
+
+
+def rows_cost(_key, value) -> int:
+    return 200 + 120 * len(value[1])
 
 
 def split_query_moves(text: str) -> tuple[str, ...]:
@@ -178,18 +208,23 @@ class BookService:
     """
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
-                 fresh_seconds: float = 1.0):
+                 fresh_seconds: float = 1.0, cache_mb: float = 192.0):
         self.store = store
         self.threads = max(threads, 1)
         self.fresh_seconds = fresh_seconds
-        self.answers = TtlCache(cache_size, cache_seconds)
-        self.stats = TtlCache(cache_size, cache_seconds)
-        self.positions = TtlCache(cache_size, math.inf)
+        share = cache_mb * 2**20 / 3  # the three lookup caches share OBOOK_API_CACHE_MB
+        self.answers = TtlCache(cache_size, cache_seconds, share, answer_cost)
+        self.stats = TtlCache(cache_size, cache_seconds, share, rows_cost)
+        self.positions = TtlCache(cache_size, math.inf, share, position_cost)
         self.books = TtlCache(256, min(cache_seconds, 5.0))
         self.versions: dict[str, BookVersion] = {}
         self._generations = itertools.count(1)  # unique across books and their re-creations
         self.reader = StatsReader(store, pool_size=self.threads)
         self._limiter: anyio.CapacityLimiter | None = None
+        self.heavy_threads = max(1, self.threads // 4)
+        self._heavy: anyio.CapacityLimiter | None = None
+        self._progress = TtlCache(64, max(fresh_seconds, 0.5))  # one computation per second for every client
+        self._progress_lock = threading.Lock()
         self._schema_checked = False
 
     async def run(self, function: Callable[..., T], *args) -> T:
@@ -197,6 +232,14 @@ class BookService:
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(self.threads)
         return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
+
+    async def run_heavy(self, function: Callable[..., T], *args) -> T:
+        """Run expensive work (exports, progress, game pages: many queries and replays each) in
+        threads of its own, at most a quarter of ``threads`` (at least one) at once, so that
+        however many of them clients ask for, the lookups keep their threads."""
+        if self._heavy is None:
+            self._heavy = anyio.CapacityLimiter(self.heavy_threads)
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._heavy)
 
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
@@ -391,5 +434,16 @@ class BookService:
         return data
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
+        """The progress page, computed at most once per ``fresh_seconds`` (half a second at least)
+        for each set of parameters whoever asks: the dashboard polls it every 1.5 s per viewer."""
+        key = (limit, offset, games_limit, workers_limit)
+        with self._progress_lock:  # concurrent askers wait for the one computation
+            hit = self._progress.get(key)
+            if hit is None:
+                hit = self._compute_progress(limit, offset, games_limit, workers_limit)
+                self._progress.put(key, hit)
+            return hit
+
+    def _compute_progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
         self.check()
         return views.progress(self.store, limit, offset, games_limit, workers_limit)

@@ -4,6 +4,8 @@ reads everything the dashboard shows in one transaction)."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import hmac
 
 import numpy as np
 
@@ -16,6 +18,7 @@ from api.schemas import (
     LookupOut,
     ProgressOut,
     RatePointOut,
+    SetAsideGame,
     Stone,
     Totals,
     WorkerOut,
@@ -27,7 +30,7 @@ from obook.go.position import Position
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
-from obook.store.games import game_counts, GameRow
+from obook.store.games import game_counts, GameRow, set_aside_games
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
 from obook.store.workers import live_workers
 
@@ -94,7 +97,8 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
             book = c.book
             playing = r.in_flight_games(conn, book.id, games_limit)
             books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now), playing,
-                          r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing)))
+                          r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing),
+                          set_aside_games(conn, book.id, limit=20) if c.set_aside else []))
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
@@ -104,17 +108,45 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
                     games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
     out_books = []
-    for c, rate, growth, playing, playing_total in books:
+    for c, rate, growth, playing, playing_total, aside in books:
         last_hour = last_hour_all.get(c.book.id, 0)
         out_books.append(BookProgress(
             name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
             games_in_progress=c.in_progress, games_last_hour=last_hour, games_per_hour=float(last_hour),
             rate=[RatePointOut(start=p.start, end=p.end, games=p.games, per_hour=round(p.per_hour, 3)) for p in rate],
             growth=[GrowthPointOut(at=p.at, finished=p.finished) for p in growth],
-            in_flight=[in_flight(g, c.book) for g in playing], in_flight_total=playing_total))
+            in_flight=[in_flight(g, c.book) for g in playing], in_flight_total=playing_total,
+            games_set_aside=c.set_aside,
+            set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside]))
     out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],
                              book=names.get(w["book_id"]) if w["book_id"] is not None else None,
                              game_id=w["game_id"], moves=w["moves"].split(), started_at=w["started_at"],
                              last_seen=w["last_seen"]) for w in workers]
     return ProgressOut(total=total_books, limit=limit, offset=offset, generated_at=now, totals=totals,
                        books=out_books, workers=out_workers)
+
+
+# ---- what anonymous clients see ----------------------------------------------------------------
+
+
+def pseudonym(owner: str | None, key: bytes) -> str | None:
+    """A lease owner or worker name as anonymous clients see it: its kind (``celery``, ``build1``,
+    ``token``) and a keyed digest, so that the dashboard can still tell players apart and match a
+    game to its worker, but nobody learns a host, a pid or a grid token (with which a task injected
+    into the broker could take the game)."""
+    if owner is None:
+        return None
+    parts = owner.split(":")
+    kind = "token" if owner.startswith("q:") else (parts[2] if len(parts) >= 3 else "player")
+    return f"{kind}:{hmac.new(key, owner.encode(), hashlib.sha256).hexdigest()[:12]}"
+
+
+def redact_game(game: GameOut, key: bytes) -> GameOut:
+    return game.model_copy(update={"lease_owner": pseudonym(game.lease_owner, key)})
+
+
+def redact_progress(out: ProgressOut, key: bytes) -> ProgressOut:
+    books = [b.model_copy(update={"in_flight": [g.model_copy(update={"lease_owner": pseudonym(g.lease_owner, key)})
+                                                for g in b.in_flight]}) for b in out.books]
+    workers = [w.model_copy(update={"id": pseudonym(w.id, key), "host": None, "pid": None}) for w in out.workers]
+    return out.model_copy(update={"books": books, "workers": workers})

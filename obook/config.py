@@ -22,6 +22,9 @@ class Settings(BaseSettings):
     slice_seconds: float = 5.0  # a grid task plays moves of one game until this long, then hands it on
     visibility_timeout: float = 4 * 3600.0  # Redis redelivers an unacknowledged task after this long
     soft_shutdown_seconds: float = 60.0  # a worker told to stop finishes its slices within this
+    max_game_failures: int = 3  # a game whose play fails this often (an engine bug...) is set aside
+    db_connect_timeout: float = 10.0  # seconds to open a PostgreSQL connection
+    db_statement_timeout: float = 300.0  # longest PostgreSQL statement, seconds (0: no limit)
     durable_moves: bool = False  # grid workers wait for the disk at each commit (see workers/tasks.py)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -29,6 +32,7 @@ class Settings(BaseSettings):
     api_cache_seconds: float = 600.0  # longest a lookup answer is reused (0: no cache); new games refresh it sooner
     api_fresh_seconds: float = 1.0  # how often the service asks whether a book has new games
     api_cache_size: int = 20000  # lookup answers kept in memory
+    api_cache_mb: float = 192.0  # and at most this much memory (estimated) for the three lookup caches
 
 
 @lru_cache(maxsize=1)

@@ -72,17 +72,21 @@ def cmd_grid_run(args) -> int:
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
                                 "depth": args.depth, "search": args.search,
                                 "seconds_per_move": args.seconds_per_move}.items() if v is not None}
-    store = open_book_store(s.database_url, create=True)
-    book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given))
-    plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)
-    driver = celery_driver(store, plan)
     log = logging.getLogger("obook.driver")
+
+    def start():
+        store = open_book_store(s.database_url, create=True)
+        book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given))
+        plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)
+        return store, book, plan, celery_driver(store, plan)
+
+    store, book, plan, driver = _retrying_store_errors(start, log)
     log.info("book %r in %s, target %d finished games, queue %r", book.name, store.name, plan.target, s.queue)
     last = {"line": None}
 
     def report(step) -> None:
         line = (f"{step.finished}/{plan.target} finished, {step.in_progress} in progress, "
-                f"{step.live_workers} live workers")
+                f"{step.live_workers} live workers" + (f", {step.set_aside} set aside" if step.set_aside else ""))
         if line != last["line"] or step.created or step.sent:
             log.info("%s%s%s", line, f", created {len(step.created)}" if step.created else "",
                      f", sent {len(step.sent)}" if step.sent else "")
@@ -92,8 +96,30 @@ def cmd_grid_run(args) -> int:
     if not final.done:
         log.error("stopped after %.0f s before the target", args.max_seconds)
         return 1
+    if final.set_aside:
+        log.error("stopped: book %r has %d finished games and %d game(s) set aside after repeated failures "
+                  "(see `obook verify --book %s`)", book.name, final.finished, final.set_aside, book.name)
+        return 1
     print(f"done: book {book.name!r} has {final.finished} finished games")
     return 0
+
+
+def _retrying_store_errors(start, log, attempts: int = 6):
+    """``start()``, tried again after a store error (a connection dropped while the driver starts, a
+    database restarting) with a doubling wait: 0.5 s ... 8 s, about 15 s in all; the last error is
+    raised (a wrong URL still fails with its message)."""
+    import time
+
+    from obook.store.db import StoreError
+
+    for attempt in range(attempts):
+        try:
+            return start()
+        except StoreError as exc:
+            if attempt + 1 == attempts:
+                raise
+            log.warning("store error while starting, retrying: %s", exc)
+            time.sleep(0.5 * 2 ** attempt)
 
 
 def cmd_worker(args) -> int:

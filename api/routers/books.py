@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 
-from api.deps import BookName, Limit, MinGames, Moves, Offset, Service
+from api.deps import BookName, Limit, MinGames, Moves, Offset, Reveal, Service
+from api.views import redact_game
 from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut, OutOfBookOut
 
 router = APIRouter(prefix="/v1/books", tags=["books"], responses={**BAD_INPUT, **UNAVAILABLE})
@@ -44,11 +45,16 @@ async def book_move(book: BookName, service: Service, moves: Moves = "", min_gam
 
 
 @router.get("/{book}/games", response_model=GameList, responses=NOT_FOUND)
-async def list_games(book: BookName, service: Service, limit: Limit = 50, offset: Offset = 0,
-                     status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned)$")] = None,
+async def list_games(request: Request, book: BookName, service: Service, reveal: Reveal, limit: Limit = 50,
+                     offset: Offset = 0,
+                     status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned|set_aside)$")] = None,
                      ) -> GameList:
-    """The book's games, most recently changed first."""
-    return await service.run(service.games, book, status, limit, offset)
+    """The book's games, most recently changed first (lease owners' names need the admin token)."""
+    out = await service.run_heavy(service.games, book, status, limit, offset)
+    if reveal:
+        return out
+    key = request.app.state.redact_key
+    return out.model_copy(update={"items": [redact_game(g, key) for g in out.items]})
 
 
 @router.get("/{book}/export.sgf", response_class=Response, responses={
@@ -60,7 +66,7 @@ async def export_sgf(book: BookName, service: Service,
                      max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
                      ) -> Response:
     """The book as one SGF game tree: a node per book move with games, wins and win rate."""
-    data = await service.run(service.export_sgf, book, min_games, depth, max_nodes)
+    data = await service.run_heavy(service.export_sgf, book, min_games, depth, max_nodes)
     return Response(data, media_type="application/x-go-sgf",
                     headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
 

@@ -4,24 +4,27 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
-from api.deps import Admin, Offset, Service
+from api.deps import Admin, Offset, Reveal, Service
+from api.views import redact_progress
 from api.schemas import BAD_INPUT, UNAVAILABLE, ErrorOut, CacheCleared, ProgressOut
 
 router = APIRouter(tags=["progress"], responses={**BAD_INPUT, **UNAVAILABLE})
 
 
 @router.get("/v1/progress", response_model=ProgressOut)
-async def progress(service: Service, offset: Offset = 0,
+async def progress(request: Request, service: Service, reveal: Reveal, offset: Offset = 0,
                    limit: Annotated[int, Query(ge=1, le=50, description="books (at most 50)")] = 20,
                    games_limit: Annotated[int, Query(ge=0, le=20, description="in-flight games per book, each "
                                                                             "replayed for its board")] = 8,
                    workers_limit: Annotated[int, Query(ge=0, le=200, description="live workers listed")] = 50,
                    ) -> ProgressOut:
     """Totals, games per hour over the last hour, the games being played now with their moves and
-    boards, the book's growth, and the live workers with what each is playing, for every book."""
-    return await service.run(service.progress, limit, offset, games_limit, workers_limit)
+    boards, the book's growth, and the live workers with what each is playing, for every book.
+    Worker host names, pids and lease owners' names need the admin token (pseudonyms otherwise)."""
+    out = await service.run_heavy(service.progress, limit, offset, games_limit, workers_limit)
+    return out if reveal else redact_progress(out, request.app.state.redact_key)
 
 
 @router.post("/v1/admin/cache/clear", response_model=CacheCleared, dependencies=[Admin], tags=["admin"], responses={

@@ -80,7 +80,9 @@ function renderBookSelect(books) {
 function renderLive(book) {
   const box = $("live-boards");
   const games = book ? book.in_flight : [];
-  $("live-count").textContent = book ? `(${book.in_flight_total} game${book.in_flight_total === 1 ? "" : "s"})` : "";
+  const aside = book && book.games_set_aside ? `, ${book.games_set_aside} set aside after repeated failures` : "";
+  $("live-count").textContent = book ? `(${book.in_flight_total} game${book.in_flight_total === 1 ? "" : "s"}${aside})` : "";
+  $("live-count").title = book && book.set_aside ? book.set_aside.map((g) => `game ${g.id}: ${g.reason}`).join("\n") : "";
   if (!games.length) {
     box.replaceChildren(node("p", "no game is being played", { class: "muted" }));
     return;

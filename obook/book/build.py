@@ -3,7 +3,9 @@
 Nothing but the store coordinates them: each process takes the lease of a game nobody plays (or
 creates one while the book is short of its target), plays it to the end and takes the next. Ctrl-C
 (or SIGTERM) stops every process within a move; a game cut short keeps its stored moves and the next
-build resumes it (leases of this machine's dead processes are taken back at start-up).
+build resumes it (leases of this machine's dead processes are taken back at start-up). A store
+error (PostgreSQL restarting, a dropped connection, a locked SQLite file) is waited out, in the
+workers and in the parent; a game whose play keeps failing is set aside (see ``run_worker``).
 """
 
 from __future__ import annotations
@@ -13,20 +15,29 @@ import multiprocessing as mp
 import os
 import signal
 import socket
+import threading
 import time
 from dataclasses import dataclass
 
 from obook.store.books import BookInfo, get_book
-from obook.store.db import Store, forget_stores
+from obook.store.db import Store, StoreError, forget_stores
+from obook.store.faults import check_poison
 from obook.store.games import game_counts, held_leases, release_lease
-from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE
 from obook.store.workers import live_workers, remove_worker
 
 log = logging.getLogger(__name__)
 
 
-class Stop(BaseException):
-    """Raised in a worker process by SIGTERM: stop after releasing the current game."""
+class Stopping:
+    """Set by SIGTERM in a worker process. The handler only sets the flag (raising from a signal
+    handler could interrupt a database call half-way); the worker looks at it between two moves."""
+
+    requested = False
+
+    @classmethod
+    def request(cls, _signum=None, _frame=None) -> None:
+        cls.requested = True
 
 
 @dataclass
@@ -39,17 +50,38 @@ class BuildPlan:
     lease_seconds: float | None = None
 
 
+class Backoff:
+    """Waits after a store error (the database restarts, a SQLite file stays locked): 0.5 s, doubling
+    up to 30 s, back to 0.5 s after a success. A build waits the database out instead of dying."""
+
+    def __init__(self, first: float = 0.5, longest: float = 30.0):
+        self.first, self.longest, self.delay = first, longest, first
+
+    def wait(self, exc: Exception) -> None:
+        log.warning("store error, retrying in %.1f s: %s", self.delay, exc)
+        deadline = time.monotonic() + self.delay
+        while time.monotonic() < deadline and not Stopping.requested:
+            time.sleep(0.1)
+        self.delay = min(self.delay * 2, self.longest)
+
+    def reset(self) -> None:
+        self.delay = self.first
+
+
 def run_worker(plan: BuildPlan, index: int) -> int:
-    """One local worker: play games of the book until it has ``plan.target`` finished games.
-    Returns the number of games it finished."""
+    """One local worker: play games of the book until it has ``plan.target`` finished games (or no
+    more games to play: games set aside are not replaced). Returns the number of games it finished.
+
+    Errors, by kind: a lost lease drops the game (another player has it); a store error (the
+    connection dropped, the database restarts or is locked) is waited out with ``Backoff`` and the
+    game taken up again from its stored moves; any other error is the game's (an engine bug): it
+    is counted on the game (``GameLease.fail``), which is set aside after
+    ``OBOOK_MAX_GAME_FAILURES``."""
     from obook.book.library import open_book_store
     from obook.book.selfplay import SelfPlayer, start_games
     from obook.store.leases import LeaseLost, new_worker_id
 
-    def stop(_signum, _frame):
-        raise Stop
-
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, Stopping.request)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     forget_stores()
     store = open_book_store(plan.url)
@@ -57,32 +89,82 @@ def run_worker(plan: BuildPlan, index: int) -> int:
         book = get_book(conn, plan.book)
     player = SelfPlayer(store, book, owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
                         seconds=plan.seconds)
+    backoff = Backoff()
     finished = 0
     held = None
     try:
-        while True:
-            held = player.claim()
-            if held is None:
-                if start_games(store, book, plan.target):
-                    continue
-                with store.read() as conn:
-                    counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
-                if counts.get(FINISHED, 0) >= plan.target and not counts.get(IN_PROGRESS, 0):
-                    return finished
-                time.sleep(0.5)  # games in progress elsewhere; one may come back if its player dies
-                continue
+        while not Stopping.requested:
             try:
-                player.play(held)
-                finished += 1
+                if held is None:
+                    held = player.claim()
+                    if held is None:
+                        if start_games(store, book, plan.target):
+                            continue
+                        with store.read() as conn:
+                            counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
+                        if not counts.get(IN_PROGRESS, 0):  # and none to create: the target is met
+                            return finished
+                        time.sleep(0.5)  # games in progress elsewhere; one may come back if its player dies
+                        continue
+                    player.player.new_game()
+                check_poison(held.game.id)
+                if player.advance(held):
+                    finished += 1
+                    held = None
+                backoff.reset()
             except LeaseLost as exc:
                 log.warning("%s", exc)
-            held = None
-    except Stop:
+                held = None
+            except StoreError as exc:
+                backoff.wait(exc)
+                if held is not None:  # take it up again from its stored moves, if it is still ours
+                    held = _retake(player, held, backoff)
+            except Exception as exc:  # noqa: BLE001 - the game's fault, not the store's: count it
+                if held is None:
+                    raise
+                _fail(player, held, exc, backoff)
+                held = None
         if held is not None:
-            player.release(held)
+            _release(player, held)
         return finished
     finally:
-        player.lease.leave()
+        try:
+            player.lease.leave()
+        except StoreError as exc:
+            log.warning("cannot remove this worker's heartbeat: %s", exc)
+
+
+def _retake(player, held, backoff: Backoff):
+    """The held game as stored now (None: it is no longer ours), after a store error."""
+    while not Stopping.requested:
+        try:
+            again = player.claim(held.game.id)
+            backoff.reset()
+            if again is not None:
+                player.player.new_game()
+            return again
+        except StoreError as exc:
+            backoff.wait(exc)
+    return held
+
+
+def _fail(player, held, exc: Exception, backoff: Backoff) -> None:
+    reason = f"{type(exc).__name__}: {exc}"
+    log.exception("game %d failed: %s", held.game.id, reason)
+    while not Stopping.requested:
+        try:
+            if player.lease.fail(held.game.id, reason) == SET_ASIDE:
+                log.error("game %d set aside after repeated failures: %s", held.game.id, reason)
+            return
+        except StoreError as store_exc:
+            backoff.wait(store_exc)
+
+
+def _release(player, held) -> None:
+    try:
+        player.release(held)
+    except StoreError as exc:
+        log.warning("cannot release game %d (its lease will expire): %s", held.game.id, exc)
 
 
 def _worker_main(plan: BuildPlan, index: int) -> None:
@@ -122,6 +204,7 @@ class BuildStatus:
     target: int
     sequences: list[tuple[str, int, str]]  # (worker, game id, moves) being played now
     rate_per_hour: float
+    set_aside: int = 0  # games whose play failed OBOOK_MAX_GAME_FAILURES times
 
 
 def status(store: Store, book: BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
@@ -133,7 +216,7 @@ def status(store: Store, book: BookInfo, target: int, started: float, finished_a
     rate = (finished - finished_at_start) * 3600.0 / elapsed
     sequences = [(w["id"].split(":")[2] if w["id"].count(":") >= 2 else w["id"], w["game_id"], w["moves"])
                  for w in workers]
-    return BuildStatus(finished, counts.get(IN_PROGRESS, 0), target, sequences, rate)
+    return BuildStatus(finished, counts.get(IN_PROGRESS, 0), target, sequences, rate, counts.get(SET_ASIDE, 0))
 
 
 def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
@@ -153,20 +236,37 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
                  for i in range(plan.workers)]
     started = time.time()
     first = status(store, book, plan.target, started, 0)
+    terminated = []  # SIGTERM to the build: stop the workers as Ctrl-C does (no exception inside database code)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, lambda *_: terminated.append(True))
     for p in processes:
         p.start()
     try:
         while any(p.is_alive() for p in processes):
+            if terminated:
+                raise KeyboardInterrupt
             if on_status is not None:
-                on_status(status(store, book, plan.target, started, first.finished))
+                try:
+                    on_status(status(store, book, plan.target, started, first.finished))
+                except StoreError as exc:  # the workers wait it out too
+                    log.warning("store error, the build goes on: %s", exc)
             time.sleep(poll)
     except KeyboardInterrupt:
         _stop(processes)
         raise
     finally:
         _stop(processes)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     failed = [p for p in processes if p.exitcode not in (0, None, -signal.SIGTERM)]
-    final = status(store, book, plan.target, started, first.finished)
+    backoff = Backoff()
+    while True:
+        try:
+            final = status(store, book, plan.target, started, first.finished)
+            break
+        except StoreError as exc:
+            backoff.wait(exc)
     if on_status is not None:
         on_status(final)
     if failed:

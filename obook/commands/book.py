@@ -138,6 +138,11 @@ def cmd_build(args) -> int:
         print("\ninterrupted: games in progress keep their moves; run the same command to continue", file=err)
         return 130
     minutes = (time.time() - started) / 60
+    if final.set_aside:
+        print(f"stopped: {final.finished} finished self-play games in book {book.name!r} ({minutes:.1f} min); "
+              f"{final.set_aside} game(s) set aside (see `obook verify --book {book.name}`)", file=err)
+        _print_set_aside(store, book, file=err)
+        return 1
     print(f"done: {final.finished} finished self-play games in book {book.name!r} ({minutes:.1f} min)")
     from obook.book.build import games_at_move_cap
     from obook.book.selfplay import max_moves
@@ -294,6 +299,7 @@ def cmd_verify(args) -> int:
     book = _book(store, args.book)
     result = verify(store, book, repair=args.repair)
     print(f"book {book.name!r}: {result.games} finished games, {result.rows} statistics rows")
+    _print_set_aside(store, book)
     for game_id, why in result.bad_games[:20]:
         print(f"  game {game_id} does not replay: {why}")
     for key, move, value in result.missing[:20]:
@@ -306,6 +312,22 @@ def cmd_verify(args) -> int:
     print(f"  {len(result.missing)} wrong or missing rows, {len(result.extra)} extra rows, "
           f"{len(result.bad_games)} bad games" + ("; repaired" if args.repair else ""))
     return 1
+
+
+def _print_set_aside(store, book, file=None) -> int:
+    """List the book's games set aside (their play failed OBOOK_MAX_GAME_FAILURES times) with the
+    last reason; returns how many there are."""
+    from obook.store.games import game_counts, set_aside_games
+    from obook.store.models import SET_ASIDE
+
+    with store.read() as conn:
+        games = set_aside_games(conn, book.id, limit=20)
+        total = game_counts(conn, book.id).get(book.id, {}).get(SET_ASIDE, 0) if games else 0
+    if total:
+        print(f"  {total} game(s) set aside, not played nor counted (they failed repeatedly):", file=file)
+        for game_id, failures, reason in games:
+            print(f"  game {game_id} set aside after {failures} failures: {reason}", file=file)
+    return total
 
 
 def cmd_books(args) -> int:

@@ -11,7 +11,11 @@ is read from the store at each step.
   or the message that carried its token was lost) is put under a fresh token and sent. A token
   older than a few seconds whose message the broker no longer has (neither waiting nor reserved by
   a worker) is replaced at once, so a broker restart costs seconds, not a lease.
-- **When it stops.** When the book has ``target`` finished games and none in progress.
+- **When it stops.** When the book has no game in progress and no more to create: ``target``
+  finished games, or fewer when games were set aside (their play failed ``OBOOK_MAX_GAME_FAILURES``
+  times: a poison game is not replaced). ``DriverStep.set_aside`` says how many.
+- **Whose clock.** Whether a lease has expired is asked of the database (its clock), so a driver
+  whose clock runs ahead of a worker's does not take that worker's games.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from obook.store.books import get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import game_counts, games_in_flight
 from obook.store.leases import GameLease
-from obook.store.models import FINISHED, IN_PROGRESS, utcnow
+from obook.store.models import FINISHED, IN_PROGRESS, SET_ASIDE
 from obook.store.workers import live_workers
 
 log = logging.getLogger(__name__)
@@ -55,6 +59,7 @@ class DriverStep:
     in_progress: int
     live_workers: int
     wanted_in_flight: int
+    set_aside: int = 0
     created: list[int] = field(default_factory=list)
     sent: list[int] = field(default_factory=list)
     done: bool = False
@@ -83,27 +88,25 @@ class Driver:
         book = self.book
         with self.store.read() as conn:
             counts = game_counts(conn, book.id).get(book.id, {})
-        finished, in_progress = counts.get(FINISHED, 0), counts.get(IN_PROGRESS, 0)
+        finished, in_progress, set_aside = counts.get(FINISHED, 0), counts.get(IN_PROGRESS, 0), counts.get(SET_ASIDE, 0)
         live = self.live_workers()
         wanted = wanted_in_flight(live, self.plan.min_in_flight)
-        result = DriverStep(finished, in_progress, live, wanted)
-        if finished >= self.plan.target and in_progress == 0:
+        result = DriverStep(finished, in_progress, live, wanted, set_aside=set_aside)
+        if finished + set_aside >= self.plan.target and in_progress == 0:
             result.done = True
             return result
-        if in_progress < wanted and finished + in_progress < self.plan.target:
+        if in_progress < wanted and finished + in_progress + set_aside < self.plan.target:
             result.created = start_games(self.store, book, self.plan.target, wanted - in_progress)
         result.sent = self.resend()
         return result
 
     def resend(self) -> list[int]:
         """Send every in-progress game that nobody holds and whose message cannot be waiting."""
-        now = utcnow()
         with self.store.read() as conn:
-            games = games_in_flight(conn, self.book.id)
+            games = games_in_flight(conn, self.book.id)  # expired: by the database's clock
         pending: str | None | bool = False  # read from the broker when first needed
         sent = []
-        for game_id, owner, until in games:
-            expired = owner is None or until is None or until < now
+        for game_id, owner, expired in games:
             stale = False
             if not expired:
                 age = token_age(owner)

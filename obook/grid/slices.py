@@ -10,6 +10,9 @@ its name for a fresh token and sends that token in the next message. So:
 - a lost message (the broker restarted, a publish failed) leaves a token that expires, and the
   driver sends the game again;
 - a killed worker leaves its own name on a lease that expires, and the driver sends the game again;
+- a slice that fails with any other error than a lost lease or the store's (an engine bug) counts
+  a failure on the game and gives it back at once (``GameLease.fail``); after
+  ``OBOOK_MAX_GAME_FAILURES`` the game is set aside with its reason instead of being resent for ever;
 - a slice lasts ``slice_seconds`` plus at most one move, far below the visibility timeout; told to
   stop (a warm shutdown), it stores the move it is playing and at most the next one, already
   counted as started, then hands the game on.
@@ -24,17 +27,26 @@ from typing import Callable
 
 from obook.book.selfplay import SelfPlayer
 from obook.store.db import StoreError
+from obook.store.faults import check_poison
 from obook.store.leases import GameLease, LeaseLost
+from obook.store.models import SET_ASIDE
 
 log = logging.getLogger(__name__)
 
 TOKEN_PREFIX = "q:"
 
-BUSY, FINISHED, HANDED_ON, LOST, STOPPED = "busy", "finished", "handed-on", "lost", "stopped"
+BUSY, FINISHED, HANDED_ON, LOST, STOPPED, FAILED = "busy", "finished", "handed-on", "lost", "stopped", "failed"
+
+
+def _clock() -> float:
+    """This process's clock, as tokens are dated (shifted by the test hook OBOOK_TEST_CLOCK_OFFSET)."""
+    from obook.store.faults import clock_offset
+
+    return time.time() + clock_offset()
 
 
 def new_token() -> str:
-    return f"{TOKEN_PREFIX}{int(time.time() * 1000)}:{os.urandom(4).hex()}"
+    return f"{TOKEN_PREFIX}{int(_clock() * 1000)}:{os.urandom(4).hex()}"
 
 
 def token_age(owner: str | None, now: float | None = None) -> float | None:
@@ -45,7 +57,7 @@ def token_age(owner: str | None, now: float | None = None) -> float | None:
         made = int(owner.split(":")[1]) / 1000
     except (IndexError, ValueError):
         return None
-    return max((now if now is not None else time.time()) - made, 0.0)
+    return max((now if now is not None else _clock()) - made, 0.0)
 
 
 HandOn = Callable[[int, str], None]  # send (game id, token) to the next task
@@ -64,6 +76,7 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
     try:
         while True:
             more = not stop_requested() and time.monotonic() - started < slice_seconds
+            check_poison(game_id)
             finished = player.advance(held, more=more)  # more: the next move is prepared (and counted)
             if finished:
                 return FINISHED
@@ -76,8 +89,24 @@ def play_slice(player: SelfPlayer, game_id: int, token: str | None, slice_second
         log.warning("game %d: store error, handing the game on: %s", game_id, exc)
         hand_over(player.lease, game_id, hand_on, attempts=5)
         return LOST
+    except Exception as exc:  # noqa: BLE001 - a poison game: count it, give it back, never resend it for ever
+        return fail_game(player.lease, game_id, exc)
     hand_over(player.lease, game_id, hand_on)
     return STOPPED if stop_requested() else HANDED_ON
+
+
+def fail_game(lease: GameLease, game_id: int, exc: BaseException) -> str:
+    """Record a failure of ``game_id`` (the error's type and message are its reason) and give it back."""
+    reason = f"{type(exc).__name__}: {exc}"
+    log.exception("game %d failed: %s", game_id, reason)
+    try:
+        status = lease.fail(game_id, reason)
+    except StoreError as store_exc:
+        log.warning("game %d: cannot record its failure (%s); its lease will expire", game_id, store_exc)
+        return FAILED
+    if status == SET_ASIDE:
+        log.error("game %d set aside after repeated failures: %s", game_id, reason)
+    return FAILED
 
 
 def hand_over(lease: GameLease, game_id: int, hand_on: HandOn, attempts: int = 1) -> bool:

@@ -5,6 +5,14 @@ every writing transaction starts with ``BEGIN IMMEDIATE``: SQLite's default defe
 upgrades its lock at the first write and fails with "database is locked" when two processes race,
 where an immediate one simply waits its turn (``busy_timeout``). PostgreSQL needs neither; its
 guarded ``UPDATE``s and row locks do the same work.
+
+Every PostgreSQL connection is opened with the same bounds (``postgres_connect_args``, the one place
+they are set): a connect timeout, TCP keepalives and a TCP user timeout, so that a half-open
+connection (a server restarted behind a NAT, a cable pulled) fails within about a minute instead of
+the kernel's 15, and a statement timeout, so that no statement can hold a caller for ever.
+
+Leases and heartbeats are dated by the database's clock (``db_time``), never by the machine's: a
+driver and workers whose clocks disagree still agree on which lease has expired.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError
 
 from obook.errors import ObookError
+from obook.store.faults import clock_offset
 from obook.store.migrate import head_revision
 from obook.store.urls import describe_url, normalise_url
 
@@ -43,6 +52,20 @@ def to_unsigned(key: int) -> int:
     return key + (1 << 64) if key < 0 else key
 
 
+def db_time(conn: Connection, offset_seconds: float = 0.0):
+    """The database's clock plus ``offset_seconds``, as an SQL expression: what every lease and
+    heartbeat is written and compared with. PostgreSQL: ``statement_timestamp()`` (the server's
+    clock at the start of the statement); SQLite: the clock of the one machine the file lives on,
+    formatted as SQLAlchemy stores its timestamps (microseconds), with the test clock offset of
+    this process (``OBOOK_TEST_CLOCK_OFFSET``) since that clock is this process's."""
+    from sqlalchemy import func, literal
+
+    if conn.dialect.name == "postgresql":
+        return func.statement_timestamp() + literal(dt.timedelta(seconds=offset_seconds))
+    shift = offset_seconds + clock_offset()
+    return func.strftime("%Y-%m-%d %H:%M:%f000", "now", f"{shift:+.3f} seconds")
+
+
 def dialect_insert(conn: Connection):
     """The dialect's ``INSERT`` (both have ``ON CONFLICT``, which SQLAlchemy's generic one lacks)."""
     from sqlalchemy.dialects import postgresql, sqlite
@@ -62,7 +85,8 @@ class Store:
                 self.engine = _sqlite_engine(self.url, immediate=False)
                 self.writer = _sqlite_engine(self.url, immediate=True)
             else:
-                self.engine = create_engine(self.url, pool_pre_ping=pre_ping, pool_size=pool_size, max_overflow=pool_size)
+                self.engine = create_engine(self.url, pool_pre_ping=pre_ping, pool_size=pool_size, max_overflow=pool_size,
+                                            connect_args=postgres_connect_args())
                 self.writer = self.engine
         except (ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot use database URL {describe_url(self.url)!r}: {exc}") from None
@@ -147,6 +171,22 @@ class Store:
             self.writer.dispose()
 
 
+def postgres_connect_args() -> dict:
+    """The bounds of every PostgreSQL connection of obook (``OBOOK_DB_CONNECT_TIMEOUT``,
+    ``OBOOK_DB_STATEMENT_TIMEOUT``; libpq's own parameters in the URL still win)."""
+    from obook.config import settings
+
+    s = settings()
+    args: dict = {
+        "connect_timeout": max(1, int(s.db_connect_timeout)),
+        "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
+        "tcp_user_timeout": 60_000,  # ms: unacknowledged data fails the connection after a minute
+    }
+    if s.db_statement_timeout > 0:
+        args["options"] = f"-c statement_timeout={int(s.db_statement_timeout * 1000)}"
+    return args
+
+
 def _sqlite_engine(url: str, immediate: bool) -> Engine:
     engine = create_engine(url, connect_args={"timeout": 60})
 
@@ -167,9 +207,16 @@ def _sqlite_engine(url: str, immediate: bool) -> Engine:
     return engine
 
 
+TRANSIENT = ("connection", "connect to server", "unable to open", "terminating", "database is locked",
+             "server closed", "statement timeout", "canceling statement", "ssl syscall", "timeout expired")
+
+
 def _is_connection_error(exc: OperationalError) -> bool:
+    """A failure of the database, not of the caller's statement: the connection dropped, the
+    server restarts, a SQLite file stayed locked past ``busy_timeout``, a statement timed out.
+    Raised as ``StoreError``; a caller retries it (a build, a driver) or hands its game on (a slice)."""
     message = str(exc.orig).lower() if exc.orig is not None else str(exc).lower()
-    return any(word in message for word in ("connection", "connect to server", "unable to open", "terminating"))
+    return any(word in message for word in TRANSIENT)
 
 
 def _first_line(exc: Exception) -> str:

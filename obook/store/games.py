@@ -3,6 +3,10 @@ redelivered task, a worker that lost its lease, a second builder) changes nothin
 
 - a game is played by whoever holds its lease; claiming takes only a game whose lease is free or
   expired, appending a move checks the owner and the number of moves already stored;
+- leases are dated and compared by the database's clock (``db_time``), so machines whose clocks
+  disagree still agree on which lease has expired;
+- a game whose play fails (``record_failure``) is played again until it has failed
+  ``max_failures`` times, then set aside with its reason;
 - finishing flips ``in_progress`` to ``finished`` with a guarded ``UPDATE`` and adds the game's
   statistics in the same transaction, so a game is counted once or not at all.
 
@@ -14,11 +18,11 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, func, or_, select, update
+from sqlalchemy import Connection, and_, case, func, or_, select, update
 
 from obook.store.books import lock_book
-from obook.store.db import as_utc, to_signed
-from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, Game, utcnow
+from obook.store.db import as_utc, db_time, to_signed
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game, utcnow
 from obook.store.stats import add_stats
 
 GAMES = Game.__table__
@@ -71,12 +75,13 @@ def game_counts(conn: Connection, book_id: int | None = None, source: str | None
 
 
 def top_up_games(conn: Connection, book_id: int, target: int, seeds: list[int]) -> list[int]:
-    """Create self-play games until finished + in-progress self-play games reach ``target`` (seed
-    games do not count); returns the new ids. Safe against concurrent callers: the count and the
-    inserts happen under the book's lock."""
+    """Create self-play games until finished + in-progress + set-aside self-play games reach
+    ``target`` (seed games do not count; a game set aside is not replaced, so that a bug that
+    poisons every game ends the build instead of feeding it for ever); returns the new ids. Safe
+    against concurrent callers: the count and the inserts happen under the book's lock."""
     lock_book(conn, book_id)
     counts = game_counts(conn, book_id, SELFPLAY).get(book_id, {})
-    missing = target - counts.get(FINISHED, 0) - counts.get(IN_PROGRESS, 0)
+    missing = target - counts.get(FINISHED, 0) - counts.get(IN_PROGRESS, 0) - counts.get(SET_ASIDE, 0)
     created = []
     now = utcnow()
     for seed in seeds[: max(missing, 0)]:
@@ -95,9 +100,8 @@ def claim_game(conn: Connection, book_id: int, owner: str, lease_seconds: float,
                game_id: int | None = None) -> GameRow | None:
     """Take the lease of an in-progress game nobody holds (or whose lease expired), oldest first, or
     of ``game_id`` when given. ``None`` when there is none to take."""
-    now = utcnow()
     free = and_(GAMES.c.status == IN_PROGRESS,
-                or_(GAMES.c.lease_until.is_(None), GAMES.c.lease_until < now, GAMES.c.lease_owner == owner))
+                or_(GAMES.c.lease_until.is_(None), GAMES.c.lease_until < db_time(conn), GAMES.c.lease_owner == owner))
     query = select(GAMES.c.id).where(GAMES.c.book_id == book_id, free).order_by(GAMES.c.id).limit(8)
     if game_id is not None:
         query = select(GAMES.c.id).where(GAMES.c.id == game_id, GAMES.c.book_id == book_id, free)
@@ -105,7 +109,7 @@ def claim_game(conn: Connection, book_id: int, owner: str, lease_seconds: float,
         query = query.with_for_update(skip_locked=True)
     for (candidate,) in conn.execute(query).all():
         taken = conn.execute(update(GAMES).where(GAMES.c.id == candidate, free).values(
-            lease_owner=owner, lease_until=now + dt.timedelta(seconds=lease_seconds)))
+            lease_owner=owner, lease_until=db_time(conn, lease_seconds)))
         if taken.rowcount == 1:
             return get_game(conn, candidate)
     return None
@@ -114,7 +118,7 @@ def claim_game(conn: Connection, book_id: int, owner: str, lease_seconds: float,
 def renew_lease(conn: Connection, game_id: int, owner: str, lease_seconds: float) -> bool:
     result = conn.execute(update(GAMES).where(
         GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
-    ).values(lease_until=utcnow() + dt.timedelta(seconds=lease_seconds)))
+    ).values(lease_until=db_time(conn, lease_seconds)))
     return result.rowcount == 1
 
 
@@ -128,7 +132,7 @@ def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease
     the worker that received the token). False when ``owner`` no longer holds it."""
     result = conn.execute(update(GAMES).where(
         GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
-    ).values(lease_owner=successor, lease_until=utcnow() + dt.timedelta(seconds=lease_seconds)))
+    ).values(lease_owner=successor, lease_until=db_time(conn, lease_seconds)))
     return result.rowcount == 1
 
 
@@ -137,11 +141,36 @@ def count_search(conn: Connection, game_id: int) -> None:
     conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(searches=GAMES.c.searches + 1))
 
 
-def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, dt.datetime | None]]:
-    """(id, lease owner, lease end) of every in-progress game of a book, oldest first."""
-    rows = conn.execute(select(GAMES.c.id, GAMES.c.lease_owner, GAMES.c.lease_until).where(
+def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, bool]]:
+    """(id, lease owner, whether its lease is free or expired by the database's clock) of every
+    in-progress game of a book, oldest first."""
+    expired = case((or_(GAMES.c.lease_owner.is_(None), GAMES.c.lease_until.is_(None),
+                        GAMES.c.lease_until < db_time(conn)), True), else_=False)
+    rows = conn.execute(select(GAMES.c.id, GAMES.c.lease_owner, expired).where(
         GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS).order_by(GAMES.c.id))
-    return [(i, o, as_utc(u)) for i, o, u in rows]
+    return [(i, o, bool(e)) for i, o, e in rows]
+
+
+def record_failure(conn: Connection, game_id: int, owner: str, reason: str, max_failures: int) -> str | None:
+    """Count one failed attempt at playing ``game_id`` (held by ``owner``) and free its lease so
+    that it is played again at once; at ``max_failures`` the game is set aside with ``reason``.
+    Returns the game's status now (``in_progress`` or ``set_aside``); None when ``owner`` no
+    longer held it (nothing written)."""
+    reason = reason[:2000]
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
+    ).values(failures=GAMES.c.failures + 1, failure=reason, lease_owner=None, lease_until=None,
+             status=case((GAMES.c.failures + 1 >= max_failures, SET_ASIDE), else_=GAMES.c.status),
+             updated_at=utcnow()))
+    if result.rowcount != 1:
+        return None
+    return conn.execute(select(GAMES.c.status).where(GAMES.c.id == game_id)).scalar_one()
+
+
+def set_aside_games(conn: Connection, book_id: int, limit: int = 100) -> list[tuple[int, int, str | None]]:
+    """(id, failures, reason) of a book's games set aside, newest first."""
+    return [tuple(r) for r in conn.execute(select(GAMES.c.id, GAMES.c.failures, GAMES.c.failure).where(
+        GAMES.c.book_id == book_id, GAMES.c.status == SET_ASIDE).order_by(GAMES.c.id.desc()).limit(limit))]
 
 
 def held_leases(conn: Connection) -> list[tuple[int, str]]:
@@ -162,7 +191,7 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
         GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves,
         GAMES.c.lease_owner == owner,
     ).values(moves=" ".join(moves), n_moves=len(moves), origins=game.origins + origin, updated_at=now,
-             lease_until=now + dt.timedelta(seconds=lease_seconds), **counted))
+             lease_until=db_time(conn, lease_seconds), **counted))
     if result.rowcount != 1:
         return None
     return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": now})

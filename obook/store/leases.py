@@ -32,6 +32,7 @@ from obook.store.games import (
     finish_game,
     get_game,
     pass_lease,
+    record_failure,
     release_lease,
     renew_lease,
 )
@@ -147,6 +148,19 @@ class GameLease:
             self._beat(conn)
         if not done:
             raise LeaseLost(f"game {game.id}: finished or taken by another player")
+
+    def fail(self, game_id: int, reason: str, max_failures: int | None = None) -> str | None:
+        """Count a failed attempt at playing ``game_id`` (an error that is neither a lost lease nor
+        the database's) and give the game back; after ``max_failures`` (``OBOOK_MAX_GAME_FAILURES``)
+        it is set aside. The game's status now, or None when it was no longer ours."""
+        from obook.config import settings
+
+        limit = max_failures if max_failures is not None else settings().max_game_failures
+        with self.store.write() as conn:
+            status = record_failure(conn, game_id, self.owner, reason, max(1, limit))
+            if status is not None:
+                self._beat(conn)
+        return status
 
     def abandon(self, game: GameRow) -> None:
         """Close ``game`` as abandoned (its stored moves are not a game): no statistics."""

@@ -7,6 +7,9 @@
   from, the seed of its randomness, and the lease: who is playing it, until when. ``searches``
   counts the mutation searches started on it, so searches whose move was never stored (a worker
   killed while thinking) are measurable: searches - search moves stored - a search that resigned.
+  ``failures`` counts the times its play failed with an error that is neither a lost lease nor the
+  database's (an engine bug); at ``OBOOK_MAX_GAME_FAILURES`` it is ``set_aside`` with its reason
+  (``failure``), no longer played nor replaced, and shown by ``obook verify`` and ``/v1/progress``.
 - ``book_stats``: per (book, canonical position key, canonical move): games, wins and draws of the
   player who moved (a draw counts as half a win for both players; a row of 0 games is a move of an
   unscored seed). A pure function of the finished games (``obook verify`` recomputes it).
@@ -34,13 +37,18 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 IN_PROGRESS = "in_progress"
 FINISHED = "finished"
 ABANDONED = "abandoned"
-GAME_STATUSES = (IN_PROGRESS, FINISHED, ABANDONED)
+SET_ASIDE = "set_aside"  # its play failed OBOOK_MAX_GAME_FAILURES times (games.failure says why)
+GAME_STATUSES = (IN_PROGRESS, FINISHED, ABANDONED, SET_ASIDE)
 
 SELFPLAY = "selfplay"
 SEED = "seed"
 
 def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    """This process's clock (shifted by the test hook ``OBOOK_TEST_CLOCK_OFFSET``). For display and
+    records only: leases and heartbeats use the database's (``obook.store.db.db_time``)."""
+    from obook.store.faults import clock_offset
+
+    return dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=clock_offset())
 
 
 class Base(DeclarativeBase):
@@ -87,6 +95,8 @@ class Game(Base):
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
     fingerprint: Mapped[str | None] = mapped_column(String(64), nullable=True)  # seeds: the moves' digest
     searches: Mapped[int] = mapped_column(Integer, default=0)  # mutation searches started (kept or lost)
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # times its play failed (not a lost lease)
+    failure: Mapped[str | None] = mapped_column(Text, nullable=True)  # the last failure's reason
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, case, func, select
 
 from obook.store.books import BOOKS, BookInfo, book_from_row
-from obook.store.db import as_utc
+from obook.store.db import as_utc, db_time
 from obook.store.games import GAMES, GameRow, game_from_row
-from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, utcnow
+from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, utcnow
 from obook.store.stats import position_stats
 from obook.store.workers import WORKERS
 
@@ -27,6 +27,7 @@ class BookCounts:
     finished: int
     in_progress: int
     abandoned: int
+    set_aside: int = 0  # games whose play failed OBOOK_MAX_GAME_FAILURES times
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def books_with_counts(conn: Connection, limit: int = 100, offset: int = 0) -> li
     for book_id, status, n in conn.execute(query):
         counts.setdefault(book_id, {})[status] = n
     return [BookCounts(b, counts.get(b.id, {}).get(FINISHED, 0), counts.get(b.id, {}).get(IN_PROGRESS, 0),
-                       counts.get(b.id, {}).get(ABANDONED, 0)) for b in books]
+                       counts.get(b.id, {}).get(ABANDONED, 0), counts.get(b.id, {}).get(SET_ASIDE, 0)) for b in books]
 
 
 def finished_since(conn: Connection, since: dt.datetime) -> dict[int, int]:
@@ -132,7 +133,7 @@ def count_games(conn: Connection, book_id: int, status: str | None = None) -> in
 
 
 def count_live_workers(conn: Connection, within_seconds: float = 60.0) -> int:
-    since = utcnow() - dt.timedelta(seconds=within_seconds)
+    since = db_time(conn, -within_seconds)  # heartbeats are dated by the database's clock
     return conn.execute(select(func.count()).select_from(WORKERS).where(WORKERS.c.last_seen >= since)).scalar_one()
 
 

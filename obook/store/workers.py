@@ -3,19 +3,18 @@ A player writes its heartbeat through ``obook.store.leases.GameLease``; these ar
 
 from __future__ import annotations
 
-import datetime as dt
-
 from sqlalchemy import Connection, delete, select, update
 
-from obook.store.db import as_utc, dialect_insert
-from obook.store.models import Worker, utcnow
+from obook.store.db import as_utc, db_time, dialect_insert
+from obook.store.models import Worker
 
 WORKERS = Worker.__table__
 
 
 def heartbeat(conn: Connection, worker_id: str, **fields) -> None:
-    """Record that ``worker_id`` is alive and what it plays (insert or update)."""
-    now = utcnow()
+    """Record that ``worker_id`` is alive and what it plays (insert or update), dated by the
+    database's clock (another machine decides from it whether the worker is alive)."""
+    now = db_time(conn)
     values = {"last_seen": now, **fields}
     updated = conn.execute(update(WORKERS).where(WORKERS.c.id == worker_id).values(**values))
     if updated.rowcount == 0:
@@ -30,7 +29,7 @@ def remove_worker(conn: Connection, worker_id: str) -> None:
 
 def live_workers(conn: Connection, within_seconds: float = 60.0, limit: int | None = None) -> list[dict]:
     """Workers heard from in the last ``within_seconds``, most recently seen first."""
-    since = utcnow() - dt.timedelta(seconds=within_seconds)
+    since = db_time(conn, -within_seconds)
     query = select(WORKERS).where(WORKERS.c.last_seen >= since).order_by(WORKERS.c.last_seen.desc(), WORKERS.c.id)
     if limit is not None:
         query = query.limit(limit)

@@ -59,12 +59,13 @@ class Grid:
     def obook(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run([*OBOOK, *args], env=self.env, capture_output=True, text=True, timeout=timeout)
 
-    def start_worker(self, concurrency: int = 1) -> subprocess.Popen:
+    def start_worker(self, concurrency: int = 1, **env: str) -> subprocess.Popen:
+        """``env``: more environment variables of this worker only (test hooks)."""
         self.started += 1
         log = open(self.logs / f"worker{self.started}.log", "w")
         worker = subprocess.Popen([*OBOOK, "worker", "--concurrency", str(concurrency), "--loglevel", "INFO",
                                    "--name", f"w{self.started}-{self.queue}@%h"],
-                                  env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                  env={**self.env, **env}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         self.workers.append(worker)
         return worker
 
@@ -89,11 +90,11 @@ class Grid:
                 pass
         return [w for w in self.alive_workers() if w.pid in groups]
 
-    def start_driver(self, book: str, target: int, *book_options: str) -> subprocess.Popen:
+    def start_driver(self, book: str, target: int, *book_options: str, env: dict | None = None) -> subprocess.Popen:
         log = open(self.logs / "driver.log", "a")
         self.driver = subprocess.Popen([*OBOOK, "grid", "run", "--book", book, "--target-games", str(target),
                                         "--poll", "0.5", *book_options],
-                                       env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+                                       env={**self.env, **(env or {})}, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         return self.driver
 
     def stop_all(self) -> None:

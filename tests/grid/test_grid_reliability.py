@@ -1,0 +1,67 @@
+"""Issue 19 on the grid, with real ``obook worker`` and ``obook grid run`` processes over this
+machine's PostgreSQL and Redis: a poison game is set aside after a bounded number of failures and
+the build ends (item 5), and a driver whose clock runs 10 minutes ahead of the workers' resends no
+game (item 6: leases are decided by the database's clock)."""
+
+from __future__ import annotations
+
+import re
+
+from tests.grid.gridharness import wait_until
+from tests.grid.test_grid_faults import BOOK_OPTIONS, grid, redis_ready  # noqa: F401 - fixtures
+
+POISON = 2  # the id of the poison game: the databases are fresh, games are numbered from 1
+
+
+def sent_and_created(grid) -> tuple[int, int]:
+    text = (grid.logs / "driver.log").read_text(errors="replace")
+    return (sum(int(n) for n in re.findall(r"sent (\d+)", text)),
+            sum(int(n) for n in re.findall(r"created (\d+)", text)))
+
+
+def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
+    target = 4
+    grid.start_worker(OBOOK_TEST_POISON_GAME=str(POISON), OBOOK_MAX_GAME_FAILURES="3")
+    grid.start_driver("poison", target, *BOOK_OPTIONS)
+    try:
+        grid.driver.wait(240)
+    except Exception:
+        raise AssertionError(f"the build did not end:\n{grid.logs_text()[-4000:]}") from None
+    log = grid.logs_text()
+    assert grid.driver.returncode == 1, log[-4000:]
+    assert "1 game(s) set aside" in log
+    assert grid.counts("poison") == {"finished": target - 1, "set_aside": 1}
+    ((failures, reason, owner),) = grid.sql("SELECT failures, failure, lease_owner FROM games WHERE status = 'set_aside'")
+    assert (failures, owner) == (3, None)
+    print(f"\npoison game {POISON}: {failures} failures, then set aside; {target - 1} games finished")
+    assert "PoisonedGame" in reason and f"game {POISON} is poison" in reason
+    verify = grid.obook("verify", "--book", "poison")
+    assert verify.returncode == 0, verify.stdout + verify.stderr  # its statistics were never counted
+    assert f"game {POISON} set aside after 3 failures: PoisonedGame" in verify.stdout
+    assert "statistics match the games" in verify.stdout
+
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+
+    with TestClient(create_app(grid.database_url)) as client:
+        (book,) = client.get("/v1/progress").json()["books"]
+    assert book["games_set_aside"] == 1 and book["games_finished"] == target - 1
+    assert book["set_aside"][0]["id"] == POISON and "PoisonedGame" in book["set_aside"][0]["reason"]
+
+
+def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
+    target = 6
+    grid.lease_seconds = 4.0  # far below the offset: the driver would take every lease by its clock
+    for _ in range(2):
+        grid.start_worker()
+    options = ("--size", "7", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")  # games of seconds
+    grid.start_driver("clock", target, *options, env={"OBOOK_TEST_CLOCK_OFFSET": "600"})
+    wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
+    assert grid.driver.returncode == 0, grid.logs_text()[-4000:]
+    sent, created = sent_and_created(grid)
+    assert created == target
+    assert sent == created, f"{sent - created} games resent:\n{grid.logs_text()[-3000:]}"  # each sent once
+    assert "lease lost" not in grid.logs_text() and "changed by another player" not in grid.logs_text()
+    lost = grid.check_build("clock", target, max_lost=0)
+    print(f"\nclock +600 s on the driver: {created} games created, {sent} sends, {lost} searches lost")
