@@ -84,7 +84,7 @@ def test_sigterm_stops_the_build_between_moves_and_it_continues(tmp_path, compil
     import signal
 
     url = f"sqlite:///{tmp_path / 't.db'}"
-    target = 12
+    target = 2000  # far more than can finish before the signal: 5x5 games at 20 playouts take milliseconds
     args = ["build", "--db", url, "--book", "t", "--games", str(target), "--workers", "2", "--quiet", *BUILD]
     build = subprocess.Popen([sys.executable, "-m", "obook.cli", *args], stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -95,7 +95,10 @@ def test_sigterm_stops_the_build_between_moves_and_it_continues(tmp_path, compil
     _, err = build.communicate(timeout=120)
     assert build.returncode == 130, err[-3000:]
     assert "Traceback" not in err and "run the same command to continue" in err
-    assert 0 < counts(url, "t").get("finished", 0) < target
+    stopped_at = counts(url, "t").get("finished", 0)
+    assert 0 < stopped_at < target
+    target = stopped_at + 6  # the next build resumes the interrupted games and completes a new target exactly
+    args[args.index("--games") + 1] = str(target)
     obook(*args)
     assert counts(url, "t") == {"finished": target}
     assert "statistics match the games" in obook("verify", "--db", url, "--book", "t").stdout

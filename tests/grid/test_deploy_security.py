@@ -97,7 +97,7 @@ def test_the_application_role_writes_rows_and_nothing_else(roles):
     lease = GameLease(store, "h:1:celery:a", 60, kind="celery")
     game = lease.claim(book.id)
     game, _ = lease.append(game, "C3", "m")
-    lease.finish(game, "B+R", "B", None, {(1, 2): (1, 1)})
+    lease.finish(game, "B+R", "B", None, {(1, 2): (1, 1, 0)})
     lease.leave()
     with store.read() as conn:
         assert get_game(conn, game_id).status == "finished"
