@@ -18,11 +18,19 @@ from obook.store.books import BookInfo, BookNotFound, create_book, find_book, ge
 from obook.store.db import Store, StoreError, open_store
 from obook.store.games import finished_games
 from obook.store.stats import all_stats, replace_stats, rows_reader
+from obook.store.urls import missing_sqlite_file
 
 
 def open_book_store(url: str | None = None, create: bool = False) -> Store:
     """The store at ``url``; a database with no tables at all gets the schema when ``create``
-    (the embedded default just works), one at another schema revision is refused."""
+    (the embedded default just works), one at another schema revision is refused. Without ``create``
+    a SQLite file that does not exist is an error, not a new empty file."""
+    from obook.config import settings
+
+    if not create:
+        missing = missing_sqlite_file(url or settings().database_url)
+        if missing is not None:
+            raise StoreError(f"no book database at {missing}: the file does not exist")
     store = open_store(url, check=False)
     if create and store.revision() is None:
         if store.table_names() - {"alembic_version"}:

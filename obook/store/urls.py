@@ -23,3 +23,16 @@ def describe_url(url: str) -> str:
         return make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         return url
+
+
+def missing_sqlite_file(url: str) -> Path | None:
+    """The file a SQLite URL names when it does not exist (None for other databases, in-memory ones
+    and files that exist): opening it would create an empty database where the user meant a book."""
+    try:
+        parsed = make_url(normalise_url(url))
+    except ArgumentError:
+        return None
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    path = Path(parsed.database)
+    return None if path.exists() else path

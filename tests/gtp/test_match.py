@@ -257,6 +257,10 @@ def test_match_refuses_a_book_that_could_never_be_used(tmp_path):
         run_match(parse_engine(book_engine(url, "stale")), plain, MatchSettings(games=1, sgf_dir=None))
     with pytest.raises(MatchError, match="no book named 'nothing'"):
         run_match(parse_engine(book_engine(url, "nothing")), plain, MatchSettings(games=1, sgf_dir=None))
+    ghost = tmp_path / "typo.db"
+    with pytest.raises(MatchError, match=f"no book database at {ghost}: the file does not exist"):
+        run_match(parse_engine(book_engine(f"sqlite:///{ghost}")), plain, MatchSettings(games=1, sgf_dir=None))
+    assert not ghost.exists()  # a mistyped path is not created as an empty database
     done = subprocess.run([sys.executable, "-m", "obook.cli", "match", book_engine(url), "playouts=50", "--komi", "6.5",
                            "--sgf-dir", str(tmp_path / "games")],
                           check=False, capture_output=True, text=True, timeout=120)
