@@ -22,37 +22,18 @@ from sqlalchemy import select
 
 from obook.book.keys import replay
 from obook.book.selfplay import OWNERSHIP_PLAYOUTS, move_seed, mutation_config
-from obook.go.board import BLACK, EMPTY, WHITE
-from obook.playout.ownership import final_area, stone_status
+from obook.go.board import EMPTY
+from obook.playout.ownership import area_count, final_area, stone_status
 from obook.store.books import get_book
 from obook.store.db import open_store
 from obook.store.games import GAMES, game_from_row
 from obook.store.models import FINISHED, SELFPLAY
 
 def old_area(position, removed: set[int]) -> tuple[int, int]:
-    """The count before issue 15 (``area_without``): the dead stones taken off, then flood fill."""
-    color = {p: (EMPTY if p in removed else int(position.board.color[p])) for p in position.points()}
-    w = position.size + 2
-    black = sum(1 for c in color.values() if c == BLACK)
-    white = sum(1 for c in color.values() if c == WHITE)
-    seen: set[int] = set()
-    for p, c in color.items():
-        if c != EMPTY or p in seen:
-            continue
-        region, stack = {p}, [p]
-        while stack:
-            q = stack.pop()
-            for r in (q - w, q - 1, q + 1, q + w):
-                if color.get(r) == EMPTY and r not in region:
-                    region.add(r)
-                    stack.append(r)
-        seen |= region
-        touches = {color.get(r) for q in region for r in (q - w, q - 1, q + 1, q + w)} - {EMPTY, None}
-        if touches == {BLACK}:
-            black += len(region)
-        elif touches == {WHITE}:
-            white += len(region)
-    return black, white
+    """The count before issue 15 (``area_without``): the dead stones taken off the board, so a region
+    that then touches both colours is nobody's."""
+    return area_count(position, {p: (EMPTY if p in removed else int(position.board.color[p]))
+                                 for p in position.points()})
 
 
 def winner(score: float) -> str | None:

@@ -23,10 +23,10 @@ import json
 import random
 import sys
 
-from obook.go.board import BLACK, EMPTY, WHITE
+from obook.go.board import EMPTY
 from obook.go.position import Position
 from obook.gtp.client import GTPClient
-from obook.playout.ownership import DEAD, SEKI, final_area, stone_status
+from obook.playout.ownership import DEAD, SEKI, area_count, area_map, capturers_view, final_area, stone_status
 
 GNUGO = "/usr/games/gnugo"
 KOMI = 7.5
@@ -80,30 +80,11 @@ def setup(engine: GTPClient, size: int, moves: list[str]) -> None:
         engine.send(f"play {'black' if index % 2 == 0 else 'white'} {move}")
 
 
-def old_area(position: Position, removed: set[int]) -> tuple[int, int]:
-    """The count before issue 15: the dead stones taken off, a region touching both colours nobody's."""
-    empty = {p: (EMPTY if p in removed else int(position.board.color[p])) for p in position.points()}
-    w = position.size + 2
-    black = sum(1 for c in empty.values() if c == BLACK)
-    white = sum(1 for c in empty.values() if c == WHITE)
-    seen: set[int] = set()
-    for p, c in empty.items():
-        if c != EMPTY or p in seen:
-            continue
-        region, stack = {p}, [p]
-        while stack:
-            q = stack.pop()
-            for r in (q - w, q - 1, q + 1, q + w):
-                if empty.get(r) == EMPTY and r not in region:
-                    region.add(r)
-                    stack.append(r)
-        seen |= region
-        touches = {empty.get(r) for q in region for r in (q - w, q - 1, q + 1, q + w)} - {EMPTY, None}
-        if touches == {BLACK}:
-            black += len(region)
-        elif touches == {WHITE}:
-            white += len(region)
-    return black, white
+def old_area(position, removed: set[int]) -> tuple[int, int]:
+    """The count before issue 15 (``area_without``): the dead stones taken off the board, so a region
+    that then touches both colours is nobody's."""
+    return area_count(position, {p: (EMPTY if p in removed else int(position.board.color[p]))
+                                 for p in position.points()})
 
 
 def parse_score(text: str) -> float:
@@ -115,29 +96,7 @@ def parse_score(text: str) -> float:
 
 def neutral_points(position: Position, dead: set[int]) -> list[int]:
     """Empty points that ``final_area`` gives to nobody."""
-    return [p for p in position.points()
-            if int(position.board.color[p]) == EMPTY and not any(_area_of_point(position, dead, p))]
-
-
-def _area_of_point(position: Position, dead: set[int], point: int) -> tuple[bool, bool]:
-    w = position.size + 2
-
-    def owner(q: int) -> int:
-        c = int(position.board.color[q])
-        if q in dead and c in (BLACK, WHITE):
-            return WHITE if c == BLACK else BLACK
-        return c
-
-    on_board = set(position.points())
-    region, stack = {point}, [point]
-    while stack:
-        q = stack.pop()
-        for r in (q - w, q - 1, q + 1, q + w):
-            if r in on_board and r not in region and owner(r) == EMPTY:
-                region.add(r)
-                stack.append(r)
-    touches = {owner(r) for q in region for r in (q - w, q - 1, q + 1, q + w) if r in on_board} - {EMPTY}
-    return touches == {BLACK}, touches == {WHITE}
+    return [p for p, side in area_map(position, capturers_view(position, dead)).items() if side == EMPTY]
 
 
 def compare(size: int, moves: list[str], playouts: int, gnugo: str = GNUGO) -> dict:

@@ -164,28 +164,40 @@ def final_area(position: Position, dead: set[int]) -> tuple[int, int]:
     only is that colour's area. An empty point next to both colours (a dame, a shared liberty of a
     seki) is nobody's; the eyes of a group in seki are its owner's. This is Tromp-Taylor area counting
     on the board once the dead stones are the capturer's."""
+    return area_count(position, capturers_view(position, dead))
+
+
+def capturers_view(position: Position, dead: set[int]) -> dict[int, int]:
+    """Every point's colour with the ``dead`` stones given to the side that captures them."""
     def owner(p: int) -> int:
         c = int(position.board.color[p])
         if p in dead and c in (BLACK, WHITE):
             return WHITE if c == BLACK else BLACK
         return c
 
-    color = {p: owner(p) for p in position.points()}
+    return {p: owner(p) for p in position.points()}
+
+
+def area_map(position: Position, color: dict[int, int]) -> dict[int, int]:
+    """Whose area each point is on the board coloured as ``color`` (point -> BLACK, WHITE or EMPTY),
+    by Tromp-Taylor: a stone is its colour's, an empty region whose border is of one colour only is
+    that colour's, any other empty point (a dame, a shared liberty of a seki) is nobody's (EMPTY)."""
     w = position.size + 2
-    black = sum(1 for c in color.values() if c == BLACK)
-    white = sum(1 for c in color.values() if c == WHITE)
-    seen: set[int] = set()
+    area = {p: c for p, c in color.items() if c != EMPTY}
     for p, c in color.items():
-        if c != EMPTY or p in seen:
+        if c != EMPTY or p in area:
             continue
         region = _flood(position, p, lambda q: color.get(q) == EMPTY)
-        seen.update(region)
         touches = {color.get(q) for r in region for q in (r - w, r - 1, r + 1, r + w)} - {EMPTY, None}
-        if touches == {BLACK}:
-            black += len(region)
-        elif touches == {WHITE}:
-            white += len(region)
-    return black, white
+        side = touches.pop() if len(touches) == 1 else EMPTY
+        area.update((r, side) for r in region)
+    return area
+
+
+def area_count(position: Position, color: dict[int, int]) -> tuple[int, int]:
+    """Tromp-Taylor area (Black, White) of the board coloured as ``color`` (``area_map``)."""
+    owners = list(area_map(position, color).values())
+    return owners.count(BLACK), owners.count(WHITE)
 
 
 def final_score(position: Position, status: StoneStatus) -> float:
