@@ -10,7 +10,7 @@ from obook.store.games import append_move, claim_game, top_up_games
 from obook.store.workers import heartbeat
 from tests.api.test_api import GAMES, book, make_client  # noqa: F401 - fixtures
 
-OWNER = "secret-host.example:4242:build1:abc"
+OWNER = "secret-host.example:987654321:build1:abc"
 TOKEN_OWNER = "q:1764100000000:deadbeef"
 ADMIN = {"Authorization": "Bearer s3cret"}
 
@@ -21,7 +21,7 @@ def playing(store, book):
         game = claim_game(conn, book.id, OWNER, 60, first)
         append_move(conn, game, OWNER, "E5", "m", 60)
         claim_game(conn, book.id, TOKEN_OWNER, 60, second)
-        heartbeat(conn, OWNER, host="secret-host.example", pid=4242, kind="local", book_id=book.id, game_id=first,
+        heartbeat(conn, OWNER, host="secret-host.example", pid=987654321, kind="local", book_id=book.id, game_id=first,
                   moves="E5")
     return first, second
 
@@ -36,7 +36,7 @@ def test_progress_and_games_hide_hosts_pids_and_owners_from_anonymous_clients(st
         wrong = client.get("/v1/progress", headers={"Authorization": "Bearer nope"}).text
         admin_game = client.get(f"/v1/games/{second}", headers=ADMIN).json()
     for text in (anonymous.text, games.text, one.text, wrong):
-        assert "secret-host" not in text and "4242" not in text and "deadbeef" not in text and "q:1764" not in text
+        assert "secret-host" not in text and "987654321" not in text and "deadbeef" not in text and "q:1764" not in text
     progress = anonymous.json()
     (worker,) = progress["workers"]
     assert (worker["host"], worker["pid"]) == (None, None)
@@ -45,7 +45,7 @@ def test_progress_and_games_hide_hosts_pids_and_owners_from_anonymous_clients(st
     assert in_flight[second].startswith("token:")
     assert {g["id"] for g in games.json()["items"]} == {first, second}
     (real,) = admin["workers"]
-    assert (real["id"], real["host"], real["pid"]) == (OWNER, "secret-host.example", 4242)
+    assert (real["id"], real["host"], real["pid"]) == (OWNER, "secret-host.example", 987654321)
     assert admin_game["lease_owner"] == TOKEN_OWNER
 
 
