@@ -19,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from obook.book.rules import MINIMAX
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError, forget_stores
 from obook.store.faults import check_poison
@@ -87,6 +88,13 @@ def run_worker(plan: BuildPlan, index: int) -> int:
     store = open_book_store(plan.url)
     with store.read() as conn:
         book = get_book(conn, plan.book)
+    if book.algorithm == MINIMAX:
+        from obook.book.expansion import expansion_worker
+
+        backoff = Backoff()
+        return expansion_worker(store, book, plan.target, lambda: Stopping.requested,
+                                owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
+                                on_store_error=backoff.wait)
     player = SelfPlayer(store, book, owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
                         seconds=plan.seconds)
     backoff = Backoff()
@@ -208,8 +216,16 @@ class BuildStatus:
 
 
 def status(store: Store, book: BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
+    """The build's progress: finished self-play games, or for a minimax book expansions done (and
+    in progress: pending)."""
     with store.read() as conn:
-        counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
+        if book.algorithm == MINIMAX:
+            from obook.store.minimax import expansion_counts
+
+            jobs = expansion_counts(conn, book.id)
+            counts = {FINISHED: jobs.get("done", 0), IN_PROGRESS: jobs.get("pending", 0)}
+        else:
+            counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
         workers = [w for w in live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
     finished = counts.get(FINISHED, 0)
     elapsed = max(time.time() - started, 1e-9)

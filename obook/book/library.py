@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay
 from obook.book.lookup import BookLookup, book_lookup
-from obook.book.rules import ALGORITHMS, BETA, MVBM, THRESHOLDS
+from obook.book.rules import ALGORITHMS, BETA, MINIMAX, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.go.position import Position
@@ -59,9 +59,9 @@ class BookSettings:
             raise ObookError(f"board size {self.size}: a book needs 5 to 19")
         if self.algorithm not in ALGORITHMS:
             raise ObookError(f"algorithm {self.algorithm!r}: choose one of {', '.join(ALGORITHMS)}")
-        if self.algorithm == BETA:
+        if self.algorithm in (BETA, MINIMAX):
             if self.threshold:
-                raise ObookError(f"threshold {self.threshold}: the beta rule samples, it has no threshold")
+                raise ObookError(f"threshold {self.threshold}: the {self.algorithm} book has no threshold")
             threshold = 0.0
         else:
             threshold = THRESHOLDS[self.algorithm] if self.threshold is None else self.threshold
@@ -74,7 +74,12 @@ class BookSettings:
         if not 0 <= self.widening < 1:
             raise ObookError(f"widening {self.widening}: must be in [0, 1)")
         spec = SearchConfig.from_spec(self.search or None).to_spec() if self.search else ""
-        return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, self.depth,
+        if self.algorithm == MINIMAX:
+            config = SearchConfig.from_spec(self.search or None)
+            if config.algorithm != "uct":
+                raise ObookError(f"search algorithm={config.algorithm}: a minimax book's searches are uct")
+        depth = 0 if self.algorithm == MINIMAX else self.depth  # a minimax book has no depth cap
+        return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, depth,
                             self.superko, self.widening)
 
 
@@ -118,10 +123,16 @@ def parse_book_moves(book: BookInfo, moves: str | list[str]) -> Position:
         raise ObookError(f"{exc}") from None
 
 
-def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int = 1) -> BookLookup:
-    """The book's answer after ``moves`` (``obook lookup``)."""
+def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int = 1):
+    """The book's answer after ``moves`` (``obook lookup``): a ``BookLookup``, or for a minimax book
+    a ``MinimaxLookup``."""
     position = parse_book_moves(book, moves)
     with store.read() as conn:
+        if book.algorithm == MINIMAX:
+            from obook.book.lookup import minimax_lookup
+            from obook.store.minimax import node_reader
+
+            return minimax_lookup(book, position, node_reader(conn, book.id))
         return book_lookup(book, position, rows_reader(conn, book.id), min_games)
 
 
@@ -171,3 +182,39 @@ def verify(store: Store, book: BookInfo, repair: bool = False) -> Verification:
         with store.write() as conn:
             replace_stats(conn, book.id, expected)
     return Verification(games, len(stored), missing, extra, bad)
+
+
+# ---- verify a minimax book ------------------------------------------------------------------------------
+
+
+@dataclass
+class MinimaxVerification:
+    nodes: int
+    edges: int
+    differences: list[tuple[int, object, object]]  # (key, recomputed figures, stored figures)
+    dangling: list[tuple[int, int, int]]  # edges to a node that is not stored: (parent key, move, child key)
+    repaired: bool = False
+
+    @property
+    def clean(self) -> bool:
+        return not (self.differences or self.dangling)
+
+
+def verify_minimax(store: Store, book: BookInfo, repair: bool = False) -> MinimaxVerification:
+    """Recompute every node's backed-up figures from the stored searches and edges (one snapshot:
+    the book's lock, so no expansion commits meanwhile) and compare with the stored ones; with
+    ``repair`` write the recomputed ones in the same transaction."""
+    from obook.store.books import lock_book
+    from obook.store.minimax import computed_figures, load_nodes, stored_figures, write_back_up
+
+    with store.write() as conn:
+        lock_book(conn, book.id)
+        nodes = load_nodes(conn, book.id)
+        figures = computed_figures(nodes)
+        stored = stored_figures(conn, book.id)
+        differences = [(k, f, stored.get(k)) for k, f in figures.items() if stored.get(k) != f]
+        dangling = [(k, m, c) for k, n in nodes.items() for m, (c, _) in n.edges.items() if c not in nodes]
+        if repair and differences:
+            write_back_up(conn, book.id)
+    return MinimaxVerification(len(nodes), sum(len(n.edges) for n in nodes.values()), differences, dangling,
+                               repair and bool(differences))

@@ -10,11 +10,11 @@ store (``obook.store.stats.rows_reader``), a cache of them, the service's pool o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from obook.book.rules import (BETA, BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
                               coevolution_move, usage_move)
-from obook.go.board import BLACK
+from obook.go.board import BLACK, PASS
 from obook.store.books import BookInfo
 from obook.store.stats import ReadRows
 
@@ -94,3 +94,87 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
         for key in ("size", "move_number", "games"):
             del document[key]
     return document
+
+
+# ---- minimax books ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MinimaxCandidate:
+    """A book move of a minimax book in the caller's orientation, from the mover's side."""
+
+    point: int
+    vertex: str
+    value: float  # minimax value (win rate of the player making the move)
+    lcb: float
+    ucb: float
+    prior: float  # its share of the visits of a search of the position
+
+
+@dataclass
+class MinimaxLookup:
+    book: BookInfo
+    position: LookedUpPosition
+    candidates: list[MinimaxCandidate] = field(default_factory=list)  # best lower bound first
+    own_value: float | None = None  # the best move outside the book (None: position not in the book)
+    own_move: str | None = None  # that move
+    value: float | None = None  # the position's minimax value, player to move
+    lcb: float | None = None
+    ucb: float | None = None
+    usage: MinimaxCandidate | None = None  # what playing from the book plays (None: leave the book)
+
+    @property
+    def in_book(self) -> bool:
+        return bool(self.candidates)
+
+
+ReadNode = Callable[[int], "tuple[object, dict] | None"]  # key -> (StoredNode, children's Bounds) or None
+
+
+def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNode) -> MinimaxLookup:
+    """A minimax book's answer in ``position``: its book moves with their bounds, the value of
+    leaving the book, and the move playing from the book takes (``minimax.book_move``)."""
+    from obook.book.minimax import book_move, edge_views, own_bounds
+
+    found = MinimaxLookup(book, position)
+    key, symmetry = position.canonical()
+    read = read_node(key)
+    if read is None:
+        return found
+    stored, children = read
+    node = stored.node
+    own = own_bounds(node)
+    best_new = node.best_new()
+    found.own_value = own.value
+    found.own_move = (position.vertex(PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry))
+                      if best_new is not None else None)
+    found.value, found.lcb, found.ucb = stored.bounds.value, stored.bounds.lcb, stored.bounds.ucb
+    chosen = book_move(node, children)
+    for e in edge_views(node, children):
+        point = position.from_canonical(e.move, symmetry)
+        if not position.is_legal(point):
+            continue
+        candidate = MinimaxCandidate(point, position.vertex(point), e.value, e.lcb, e.ucb, e.prior)
+        found.candidates.append(candidate)
+        if chosen is not None and e.move == chosen.move:
+            found.usage = candidate
+    return found
+
+
+def minimax_document(found: MinimaxLookup) -> dict:
+    position = found.position
+    return {
+        "book": found.book.name,
+        "algorithm": found.book.algorithm,
+        "size": found.book.size,
+        "moves": [position.vertex(p) for _, p in position.moves],
+        "to_move": "B" if position.to_move == BLACK else "W",
+        "move_number": len(position.moves) + 1,
+        "in_book": found.in_book,
+        "value": found.value, "lcb": found.lcb, "ucb": found.ucb,
+        "own_value": found.own_value, "own_move": found.own_move,
+        "candidates": [{"move": c.vertex, "value": round(c.value, 6), "lcb": round(c.lcb, 6), "ucb": round(c.ucb, 6),
+                        "prior": round(c.prior, 6), "usage": found.usage is not None and c.point == found.usage.point}
+                       for c in found.candidates],
+        "usage_move": found.usage.vertex if found.usage is not None else None,
+    }

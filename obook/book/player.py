@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from obook.book.keys import ENGINE_VERSION
 from obook.book.lookup import BookLookup, book_lookup
+from obook.book.rules import MINIMAX
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
 from obook.search.player import Player
@@ -76,6 +77,7 @@ class BookPlayer(Player):
         self.min_games = max(1, min_games)
         self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
         self._rows: dict[int, Rows] = {}
+        self._nodes: dict[int, object] = {}  # a minimax book's nodes read so far
         self.book_moves = 0  # book moves recorded over the player's life
         self.game = {BLACK: BookPlay(), WHITE: BookPlay()}  # the current game's record, per colour
 
@@ -98,10 +100,35 @@ class BookPlayer(Player):
     def lookup(self, position: Position) -> BookLookup:
         return book_lookup(self.book, position, self.rows, self.min_games)
 
+    def minimax_node(self, key: int):
+        """A minimax book's node with its children's bounds (None: not in the book), read once."""
+        if key not in self._nodes:
+            from obook.store.minimax import node_reader
+
+            with self.store.read() as conn:
+                self._nodes[key] = node_reader(conn, self.book.id)(key)
+        return self._nodes[key]
+
+    def minimax_result(self, position: Position) -> BookResult | None:
+        """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least
+        the value of the best move outside the book) with its figures; None: leave the book."""
+        from obook.book.lookup import minimax_lookup
+
+        started = time.perf_counter()
+        found = minimax_lookup(self.book, position, self.minimax_node)
+        if found.usage is None:
+            return None
+        stats = [MoveStats(point=c.point, visits=int(round(1000 * c.prior)), winrate=c.value, variance=0.0,
+                           pv=[c.point]) for c in found.candidates]
+        return BookResult(move=found.usage.point, resign=False, winrate=found.usage.value, playouts=0,
+                          seconds=time.perf_counter() - started, moves=stats, pv=[found.usage.point])
+
     def book_result(self, position: Position) -> BookResult | None:
         """The usage rule's answer with the book's figures, or None when out of book."""
         if not self.applies_to(position):
             return None
+        if self.book.algorithm == MINIMAX:
+            return self.minimax_result(position)
         started = time.perf_counter()
         found = self.lookup(position)
         choice = found.usage

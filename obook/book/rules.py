@@ -22,8 +22,9 @@ from obook.go.board import PASS
 MBM = "mbm"
 MVBM = "mvbm"
 BETA = "beta"
+MINIMAX = "minimax"  # not a coevolution rule: a search-valued book (obook/book/minimax.py)
 THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
-ALGORITHMS = (MBM, MVBM, BETA)  # BETA has no threshold (its books store 0)
+ALGORITHMS = (MBM, MVBM, BETA, MINIMAX)  # BETA and MINIMAX have no threshold (their books store 0)
 
 
 class BetaSampler(Protocol):

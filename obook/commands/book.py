@@ -20,8 +20,10 @@ def register(subparsers) -> None:
     p.add_argument("--book", default="default", help="book name (created when new)")
     p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
     p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
-    p.add_argument("--algorithm", choices=("mbm", "mvbm", "beta"), default=None,
-                   help="new book: mvbm; beta: Thompson sampling on Beta(w+1, l+1) with a new-move arm")
+    p.add_argument("--algorithm", choices=("mbm", "mvbm", "beta", "minimax"), default=None,
+                   help="new book: mvbm; beta: Thompson sampling on Beta(w+1, l+1) with a new-move arm; "
+                        "minimax: search values backed up by minimax (--games counts expansions; "
+                        "give --search playouts=S --seconds-per-move 0)")
     p.add_argument("--threshold", type=float, default=None,
                    help="book-move threshold (default 0.5 MBM, 0.1 MVBM; beta has none)")
     p.add_argument("--depth", type=int, default=None,
@@ -194,6 +196,8 @@ def _build_with_display(plan, build) -> object:
 def _rule(book) -> str:
     if book.algorithm == "beta":
         return "BETA sampling"
+    if book.algorithm == "minimax":
+        return "MINIMAX search values"
     return f"{book.algorithm.upper()} threshold {book.threshold:g}"
 
 
@@ -265,6 +269,8 @@ def cmd_lookup(args) -> int:
     store = _store(args)
     book = _book(store, args.book)
     found = lookup(store, book, args.moves, min_games=args.min_games)
+    if book.algorithm == "minimax":
+        return _print_minimax_lookup(found, args.json)
     if args.json:
         print(json.dumps(lookup_document(found, brief=True), indent=2))
         return 0
@@ -292,11 +298,37 @@ def cmd_lookup(args) -> int:
     return 0
 
 
+def _print_minimax_lookup(found, as_json: bool) -> int:
+    from obook.book.lookup import minimax_document
+
+    if as_json:
+        print(json.dumps(minimax_document(found), indent=2))
+        return 0
+    moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
+    side = "Black" if found.position.to_move == 1 else "White"
+    print(f"book {found.book.name!r}, after {moves}: {side} to play")
+    if found.value is None:
+        print("  out of book: the book has no node for this position")
+        return 0
+    print(f"  minimax value {100 * found.value:.1f}% [{100 * found.lcb:.1f}, {100 * found.ucb:.1f}]; "
+          f"best move outside the book: {found.own_move or 'none'} {100 * found.own_value:.1f}%")
+    print(f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7}")
+    for c in found.candidates:
+        mark = "   <- book move" if found.usage is not None and c.point == found.usage.point else ""
+        print(f"  {c.vertex:>5} {100 * c.value:>6.1f}% {100 * c.lcb:>6.1f}% {100 * c.ucb:>6.1f}% "
+              f"{100 * c.prior:>6.1f}%{mark}")
+    if found.usage is None:
+        print("  playing from the book leaves it here (no book move's LCB reaches the best move outside it)")
+    return 0
+
+
 def cmd_verify(args) -> int:
     from obook.book.library import verify
 
     store = _store(args)
     book = _book(store, args.book)
+    if book.algorithm == "minimax":
+        return _verify_minimax(store, book, args.repair)
     result = verify(store, book, repair=args.repair)
     print(f"book {book.name!r}: {result.games} finished games, {result.rows} statistics rows")
     _print_set_aside(store, book)
@@ -311,6 +343,23 @@ def cmd_verify(args) -> int:
         return 0
     print(f"  {len(result.missing)} wrong or missing rows, {len(result.extra)} extra rows, "
           f"{len(result.bad_games)} bad games" + ("; repaired" if args.repair else ""))
+    return 1
+
+
+def _verify_minimax(store, book, repair: bool) -> int:
+    from obook.book.library import verify_minimax
+
+    result = verify_minimax(store, book, repair=repair)
+    print(f"book {book.name!r}: {result.nodes} nodes, {result.edges} edges (minimax)")
+    for key, computed, stored in result.differences[:20]:
+        print(f"  node {key:016x}: stored {stored}, recomputed {computed}")
+    for parent, move, child in result.dangling[:20]:
+        print(f"  edge {parent:016x} move {move} leads to {child:016x}, which is not stored")
+    if result.clean:
+        print("  every backed-up value matches the stored searches")
+        return 0
+    print(f"  {len(result.differences)} nodes differ, {len(result.dangling)} dangling edges"
+          + ("; repaired" if result.repaired else ""))
     return 1
 
 

@@ -83,15 +83,22 @@ class MCTSPlayer(Player):
 
     # ---- search ---------------------------------------------------------------------------------
 
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None,
+                avoid=frozenset()):
+        """``avoid``: points the root must not play (a minimax book's search of the moves outside
+        the book); the tree is not reused across a search that avoids moves."""
         budget = self.budget(seconds, playouts)
+        if avoid:
+            self.new_game()
         self._prepare_root(position)
         params = self.config.kernel_params(position.komi)
         work = new_board(position.size)
         sc = new_search_scratch(position.size)
         if position.passes < 2:
             allowed, repeats = superko_allowed(position)
-            if position.superko or repeats:
+            for point in avoid:
+                allowed[point] = 0
+            if position.superko or repeats or avoid:
                 expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
         start = time.perf_counter()
         last_report = start
@@ -115,7 +122,10 @@ class MCTSPlayer(Player):
                 last_report = now
             if cancelled(cancel):
                 break
-        return self.result(position, done, time.perf_counter() - start)
+        result = self.result(position, done, time.perf_counter() - start)
+        if avoid:
+            self._root_moves = None  # a restricted root is no tree to reuse
+        return result
 
     def root_stats(self, position: Position) -> list[MoveStats]:
         tree = self.tree

@@ -13,6 +13,8 @@
 - ``book_stats``: per (book, canonical position key, canonical move): games, wins and draws of the
   player who moved (a draw counts as half a win for both players; a row of 0 games is a move of an
   unscored seed). A pure function of the finished games (``obook verify`` recomputes it).
+- ``minimax_nodes``, ``minimax_edges``, ``expansions``: a search-valued (``minimax``) book's DAG and its
+  units of work; see ``obook.store.minimax``.
 - ``workers``: heartbeats of whoever plays games (local processes or grid workers).
 """
 
@@ -63,7 +65,7 @@ class Book(Base):
     size: Mapped[int] = mapped_column(SmallInteger)
     komi: Mapped[float] = mapped_column(Float)
     rules: Mapped[str] = mapped_column(String(40), default="chinese")  # area scoring; "chinese-superko" forbids superko
-    algorithm: Mapped[str] = mapped_column(String(10))  # mbm, mvbm or beta
+    algorithm: Mapped[str] = mapped_column(String(10))  # mbm, mvbm, beta or minimax
     threshold: Mapped[float] = mapped_column(Float)  # play the book move when its success rate exceeds this
     search: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the mutation player
     seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
@@ -128,3 +130,76 @@ class Worker(Base):
     moves: Mapped[str] = mapped_column(Text, default="")  # the sequence it is thinking about now
     started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+PENDING = "pending"
+DONE = "done"
+
+
+class MinimaxNode(Base):
+    """A position of a minimax book: its own search (book moves excluded) and its backed-up values.
+    Every value is the win rate of the player to move in this position."""
+
+    __tablename__ = "minimax_nodes"
+
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"), primary_key=True)
+    position_key: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # canonical Zobrist key, signed
+    moves: Mapped[str] = mapped_column(Text, default="")  # the path that first reached it ("E5 G5 ...")
+    # the search of this position with the book's moves (its edges then) excluded
+    own_value: Mapped[float] = mapped_column(Float)  # value of the best move not in the book
+    own_error: Mapped[float] = mapped_column(Float)  # its standard error (with the floor of MinimaxConstants)
+    own_visits: Mapped[int] = mapped_column(Integer)  # the visits behind own_value
+    best_new: Mapped[int] = mapped_column(SmallInteger)  # canonical move of that value, -1 pass, -2 none
+    # the search's root moves, most visited first: "move:visits:winrate ..." (canonical moves)
+    policy: Mapped[str] = mapped_column(Text, default="")
+    searched_edges: Mapped[int] = mapped_column(Integer, default=0)  # edges the search excluded
+    excluded_prior: Mapped[float] = mapped_column(Float, default=0.0)  # their summed priors (edges.prior)
+    playouts: Mapped[int] = mapped_column(Integer, default=0)  # of the search
+    spec: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the search
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    engine_version: Mapped[str] = mapped_column(String(100), default="")
+    searched_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # backed up by minimax over the DAG (obook.book.minimax.back_up), recomputed by obook verify
+    value: Mapped[float] = mapped_column(Float)
+    lcb: Mapped[float] = mapped_column(Float)
+    ucb: Mapped[float] = mapped_column(Float)
+
+
+class MinimaxEdge(Base):
+    """A move of the book: from a position (canonical key) by a canonical move to the position it
+    leads to (canonical key)."""
+
+    __tablename__ = "minimax_edges"
+    __table_args__ = (Index("ix_minimax_edges_child", "book_id", "child_key"),)
+
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"), primary_key=True)
+    parent_key: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    move: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    child_key: Mapped[int] = mapped_column(BigInteger)
+    prior: Mapped[float] = mapped_column(Float, default=0.0)  # the move's share of the parent's search visits
+
+
+class Expansion(Base):
+    """One unit of work of a minimax book: expand the position ``position_key`` when it has
+    ``generation`` edges. Unique per (book, position, generation), so scheduling it twice or a
+    duplicate delivery does nothing; leased like a game."""
+
+    __tablename__ = "expansions"
+    __table_args__ = (
+        UniqueConstraint("book_id", "position_key", "generation", name="uq_expansions_node_generation"),
+        Index("ix_expansions_book_status", "book_id", "status"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"))
+    position_key: Mapped[int] = mapped_column(BigInteger)
+    generation: Mapped[int] = mapped_column(Integer)
+    moves: Mapped[str] = mapped_column(Text, default="")  # a path from the empty board to the position
+    cost: Mapped[float] = mapped_column(Float, default=0.0)  # its expansion cost when scheduled
+    status: Mapped[str] = mapped_column(String(12), default=PENDING)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)  # leases taken (more than 1: a worker died)
+    seed: Mapped[int] = mapped_column(BigInteger, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    done_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -1,0 +1,224 @@
+"""Growing a minimax book: one expansion, the function the embedded build and the grid workers share.
+
+An expansion of node X (a leased row of ``expansions``, see ``obook.store.minimax``):
+
+1. X's best move outside the book: the first of its stored search's root moves that is not a book
+   move now, when that move has at least ``reuse_min_visits`` visits; otherwise X is searched
+   again with its book moves excluded (S playouts, the book's search settings);
+2. that move becomes an edge; its child is searched (S playouts, nothing excluded) unless it is in
+   the book already (a transposition or a symmetric copy);
+3. one transaction stores the searches and the edge and recomputes every backed-up bound.
+
+Searches are seeded from the expansion's seed, so a repeated expansion (its worker died) searches
+as the first would have. The lease is renewed from the search's progress callback; a lost lease
+cancels the search and nothing is written.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay
+from obook.book.minimax import CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs
+from obook.book.selfplay import check_engine, move_seed, mutation_config
+from obook.go.board import PASS
+from obook.go.position import Position
+from obook.search.player import CancelToken
+from obook.search.players import make_player
+from obook.store.books import BookInfo, lock_book
+from obook.store.db import Store
+from obook.store.leases import LeaseLost, new_worker_id
+from obook.store.minimax import (ExpansionRow, SearchedNode, claim_expansion, commit_expansion, expansion_counts,
+                                 get_expansion, load_nodes, read_node, release_expansion, renew_expansion,
+                                 schedule_expansion, scheduled)
+from obook.store.models import DONE, PENDING
+from obook.store.workers import heartbeat, remove_worker
+
+log = logging.getLogger(__name__)
+
+def root_key(book: BookInfo) -> int:
+    return canonical_view(Position(size=book.size, komi=book.komi, superko=book.superko))[0]
+
+
+class Expander:
+    """Expands one minimax book's nodes for one owner (a local process or a grid worker)."""
+
+    def __init__(self, store: Store, book: BookInfo, owner: str | None = None, lease_seconds: float | None = None,
+                 kind: str = "local", constants: MinimaxConstants = CONSTANTS):
+        from obook.config import settings
+
+        check_engine(book)
+        self.store = store
+        self.book = book
+        self.constants = constants
+        self.config = mutation_config(book)
+        self.player = make_player(self.config)
+        self.owner = owner or new_worker_id(kind)
+        self.kind = kind
+        self.lease_seconds = lease_seconds or settings().lease_seconds
+
+    # ---- taking work -----------------------------------------------------------------------------
+
+    def take(self, target: int | None = None, job_id: int | None = None) -> ExpansionRow | None:
+        """A pending expansion nobody works on (``job_id``: that one), else a new one: the cheapest
+        node of the book not scheduled at its current number of edges, while the book has fewer
+        than ``target`` expansions done or pending. None: nothing to do now."""
+        with self.store.write() as conn:
+            job = claim_expansion(conn, self.book.id, self.owner, self.lease_seconds, job_id)
+            if job is not None or job_id is not None:
+                if job is not None:
+                    self._beat(conn, job)
+                return job
+            lock_book(conn, self.book.id)
+            counts = expansion_counts(conn, self.book.id)
+            if target is not None and counts.get(DONE, 0) + counts.get(PENDING, 0) >= target:
+                return None
+            choice = self.next_node(conn)
+            if choice is None:
+                return None
+            key, generation, moves, cost = choice
+            new_id = schedule_expansion(conn, self.book.id, key, generation, moves, cost,
+                                        int.from_bytes(os.urandom(8), "little") >> 1, self.owner, self.lease_seconds)
+            job = get_expansion(conn, new_id) if new_id is not None else None
+            if job is not None:
+                self._beat(conn, job)
+            return job
+
+    def next_node(self, conn) -> tuple[int, int, list[str], float] | None:
+        """(key, generation, path, cost) of the cheapest node not scheduled at its generation."""
+        nodes = load_nodes(conn, self.book.id)
+        root = root_key(self.book)
+        done = scheduled(conn, self.book.id)
+        if root not in nodes:
+            return None if (root, 0) in done else (root, 0, [], 0.0)
+        for cost, key in expansion_costs(nodes, root, back_up(nodes, self.constants), self.constants):
+            generation = len(nodes[key].edges)
+            if (key, generation) not in done:
+                return key, generation, nodes[key].moves.split(), cost
+        return None
+
+    def release(self, job: ExpansionRow) -> None:
+        with self.store.write() as conn:
+            release_expansion(conn, job.id, self.owner)
+
+    def leave(self) -> None:
+        with self.store.write() as conn:
+            remove_worker(conn, self.owner)
+
+    def _beat(self, conn, job: ExpansionRow | None) -> None:
+        heartbeat(conn, self.owner, host=os.uname().nodename, pid=os.getpid(), kind=self.kind,
+                  engine_version=ENGINE_VERSION, book_id=self.book.id, game_id=job.id if job else None,
+                  moves=" ".join(job.moves) if job else "")
+
+    # ---- one expansion ---------------------------------------------------------------------------
+
+    def expand(self, job: ExpansionRow) -> bool:
+        """Run ``job`` and store it; True when stored, ``LeaseLost`` when it is no longer ours."""
+        position = replay(self.book.size, self.book.komi, self.book.superko, list(job.moves))
+        key, symmetries = canonical_view(position)
+        if key != job.key:
+            raise ValueError(f"expansion {job.id}: its moves reach key {key:x}, not {job.key:x}")
+        with self.store.read() as conn:
+            stored = read_node(conn, self.book.id, key)
+        node = stored.node if stored is not None else None
+        edges = dict(node.edges) if node is not None else {}
+        best = node.best_new() if node is not None else None
+        parent = None
+        if best is None or best.visits < self.constants.reuse_min_visits:
+            excluded_prior = sum(prior for _, prior in edges.values())
+            root_moves = self.search(job, position, symmetries, set(edges), 0)
+            parent = SearchedNode(key, list(job.moves), root_moves, len(edges), min(excluded_prior, 1.0),
+                                  self.config.playouts, self.config.to_spec(), move_seed(job.seed, 0), ENGINE_VERSION)
+            best = next((m for m in root_moves if m.move not in edges), None)
+        move = child = child_key = None
+        if best is not None and best.move != PASS:
+            move = best.move
+            after = position.copy()
+            after.play(position.from_canonical(move, symmetries[0]))
+            child_key, child_symmetries = canonical_view(after)
+            with self.store.read() as conn:
+                known = read_node(conn, self.book.id, child_key) is not None
+            if not known:
+                child = SearchedNode(child_key, [after.vertex(p) for _, p in after.moves],
+                                     self.search(job, after, child_symmetries, set(), 1), 0, 0.0,
+                                     self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
+                                     ENGINE_VERSION)
+        with self.store.write() as conn:
+            stored_now = commit_expansion(conn, job, self.owner, parent, move, child, child_key, self.constants)
+            if stored_now:
+                self._beat(conn, None)
+        if not stored_now:
+            raise LeaseLost(f"expansion {job.id}: done or taken by another worker")
+        return True
+
+    def search(self, job: ExpansionRow, position: Position, symmetries: list[int], excluded: set[int],
+               number: int) -> list[RootMove]:
+        """The root moves (canonical, most visited first) of a search of ``position`` that avoids
+        every point whose canonical move is ``excluded``; symmetric copies of a move are one move."""
+        avoid = frozenset(p for p in position.points()
+                          if excluded and canonical_move(position, p, symmetries) in excluded)
+        self.player.new_game()
+        self.player.reseed(move_seed(job.seed, number))
+        interval = max(1.0, self.lease_seconds / 4)
+        cancel = CancelToken()
+        lost: list[LeaseLost] = []
+
+        def keep_lease(_result) -> None:
+            with self.store.write() as conn:
+                if not renew_expansion(conn, job.id, self.owner, self.lease_seconds):
+                    lost.append(LeaseLost(f"expansion {job.id}: lease lost while searching"))
+                    cancel.cancel()
+
+        result = self.player.genmove(position, on_progress=keep_lease, progress_interval=interval, cancel=cancel,
+                                     avoid=avoid)
+        if lost:
+            raise lost[0]
+        merged: dict[int, tuple[int, float]] = {}
+        for s in result.moves:
+            if s.visits <= 0:
+                continue
+            move = PASS if s.point == PASS else canonical_move(position, s.point, symmetries)
+            visits, wins = merged.get(move, (0, 0.0))
+            merged[move] = (visits + s.visits, wins + s.winrate * s.visits)
+        moves = [RootMove(m, v, w / v) for m, (v, w) in merged.items()]
+        moves.sort(key=lambda m: (-m.visits, -m.winrate, m.move))
+        return moves
+
+
+def expansion_worker(store: Store, book: BookInfo, target: int, stopping, owner: str | None = None,
+                     lease_seconds: float | None = None, on_store_error=None) -> int:
+    """Expand ``book`` until it has ``target`` expansions done (or nothing left to expand): the
+    embedded build's worker loop. ``stopping()`` is checked between expansions. Returns the
+    expansions this worker stored."""
+    import time
+
+    from obook.store.db import StoreError
+
+    expander = Expander(store, book, owner=owner, lease_seconds=lease_seconds)
+    stored = 0
+    try:
+        while not stopping():
+            try:
+                job = expander.take(target)
+                if job is None:
+                    with store.read() as conn:
+                        counts = expansion_counts(conn, book.id)
+                    if counts.get(DONE, 0) >= target or not counts.get(PENDING, 0):
+                        return stored
+                    time.sleep(0.5)
+                    continue
+                expander.expand(job)
+                stored += 1
+            except LeaseLost as exc:
+                log.warning("%s", exc)
+            except StoreError as exc:
+                if on_store_error is None:
+                    raise
+                on_store_error(exc)
+        return stored
+    finally:
+        try:
+            expander.leave()
+        except StoreError as exc:
+            log.warning("cannot remove this worker's heartbeat: %s", exc)

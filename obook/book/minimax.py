@@ -1,0 +1,241 @@
+"""The search-valued book (``--algorithm minimax``): values backed up by minimax over the book's DAG,
+the cost that chooses the next node to expand, and the rule that plays from it. Pure functions of
+the nodes and edges; ``obook.store.minimax`` stores them, ``obook.book.expansion`` grows them.
+
+The method is KataGo's book builder (``cpp/book/book.cpp``) on our engine, and Fuego's before it:
+
+- every node (a canonical position) keeps the root moves of a deep search of it, made with the
+  moves already in the book excluded (``RootMove``: visits and win rate of the player to move). Its
+  *own* value is the best of those moves not in the book now: what the player to move gets by
+  leaving the book here, with an error ``sqrt(w(1-w)/n + floor^2)`` (the floor stands for the
+  search's bias, which no number of visits removes);
+- values are backed up by minimax (negamax: every value is the player to move's win rate), with
+  bounds: ``value(X) = max(own(X), max_c 1 - value(c))``, the lower bound from the children's upper
+  bounds and the other way round (``back_up``);
+- the next node to expand is the cheapest by a cost added up along the path from the root: a cost
+  per move, the gap of the move's upper bound to the best move's, its ``-log`` prior (its share of
+  the search's visits), less a bonus for an uncertain own value (``expansion_costs``);
+- playing from the book takes the child with the best lower bound when that is at least the lower
+  bound of the node's own value, and leaves the book otherwise (``book_move``).
+
+The constants are ``MinimaxConstants``, in this one place.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+
+from obook.go.board import PASS
+
+NO_MOVE = -2  # a node whose search found no move outside the book
+
+
+@dataclass(frozen=True)
+class MinimaxConstants:
+    z: float = 2.0  # bounds: value -/+ z * error
+    error_floor: float = 0.03  # the least error of a search's value (its bias, not its sampling noise)
+    cost_per_move: float = 1.0  # each move from the root costs this much (depth)
+    cost_per_ucb_gap: float = 10.0  # a move whose upper bound is 0.1 below the best's costs one move more
+    cost_per_log_policy: float = 0.5  # -log(prior): moves the search rarely visits cost more
+    min_prior: float = 1e-3  # priors below this count as this in the cost
+    bonus_per_error: float = 5.0  # an own value with error 0.1 gets half a move off its expansion cost
+    reuse_min_visits: int = 1000  # a stored root move with fewer visits is re-searched, not reused
+    max_depth: int = 60  # nodes this many moves deep are not expanded
+
+
+CONSTANTS = MinimaxConstants()
+
+
+@dataclass(frozen=True)
+class RootMove:
+    move: int  # canonical point, PASS
+    visits: int
+    winrate: float  # of the player to move at the node
+
+
+def format_root_moves(moves: list[RootMove]) -> str:
+    return " ".join(f"{m.move}:{m.visits}:{m.winrate:.6f}" for m in moves)
+
+
+def parse_root_moves(text: str) -> list[RootMove]:
+    out = []
+    for item in text.split():
+        move, visits, winrate = item.split(":")
+        out.append(RootMove(int(move), int(visits), float(winrate)))
+    return out
+
+
+@dataclass
+class Node:
+    """A node as the functions here read it (``obook.store.minimax`` loads them)."""
+
+    key: int
+    moves: str  # a path from the empty board
+    root_moves: list[RootMove]  # of its last search, most visited first (book moves of then excluded)
+    searched_edges: int  # edges it had when searched
+    excluded_prior: float  # their summed priors
+    edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # canonical move -> (child key, prior)
+
+    @property
+    def depth(self) -> int:
+        return len(self.moves.split())
+
+    def total_visits(self) -> int:
+        return sum(m.visits for m in self.root_moves)
+
+    def best_new(self) -> RootMove | None:
+        """The most visited move of its search that is not in the book now."""
+        return next((m for m in self.root_moves if m.move not in self.edges), None)
+
+    def prior(self, move: int) -> float:
+        """A move's share of the visits of a search of this node with nothing excluded, estimated
+        as (1 - the excluded moves' priors) x its share of the visits of the last search."""
+        total = self.total_visits()
+        visits = next((m.visits for m in self.root_moves if m.move == move), 0)
+        return max(0.0, 1.0 - self.excluded_prior) * visits / total if total else 0.0
+
+
+@dataclass(frozen=True)
+class Bounds:
+    value: float
+    lcb: float
+    ucb: float
+
+
+def own_error(node: Node, constants: MinimaxConstants = CONSTANTS) -> float:
+    """The error of the node's own value: sampling noise and the floor (0 with no move outside)."""
+    best = node.best_new()
+    if best is None:
+        return 0.0
+    w = best.winrate
+    return math.sqrt(w * (1 - w) / max(best.visits, 1) + constants.error_floor ** 2)
+
+
+def own_bounds(node: Node, constants: MinimaxConstants = CONSTANTS) -> Bounds:
+    """What the player to move gets by leaving the book at ``node``: the best move outside it.
+    No such move (every legal move is in the book): nothing, 0."""
+    best = node.best_new()
+    if best is None:
+        return Bounds(0.0, 0.0, 0.0)
+    w, error = best.winrate, own_error(node, constants)
+    return Bounds(w, max(0.0, w - constants.z * error), min(1.0, w + constants.z * error))
+
+
+def back_up(nodes: dict[int, Node], constants: MinimaxConstants = CONSTANTS) -> dict[int, Bounds]:
+    """Every node's minimax value and bounds (player to move's win rate), children first. An edge
+    to a node not stored yet counts as nothing; an edge that closes a cycle (a repeated position)
+    is left out."""
+    values: dict[int, Bounds] = {}
+    on_path: set[int] = set()
+    for start in nodes:
+        if start in values:
+            continue
+        stack = [(start, iter(nodes[start].edges.values()))]
+        on_path.add(start)
+        while stack:
+            key, children = stack[-1]
+            descended = False
+            for child, _prior in children:
+                if child in nodes and child not in values and child not in on_path:
+                    stack.append((child, iter(nodes[child].edges.values())))
+                    on_path.add(child)
+                    descended = True
+                    break
+            if descended:
+                continue
+            stack.pop()
+            on_path.discard(key)
+            values[key] = _node_bounds(nodes[key], values, constants)
+    return values
+
+
+def _node_bounds(node: Node, values: dict[int, Bounds], constants: MinimaxConstants) -> Bounds:
+    own = own_bounds(node, constants)
+    value, lcb, ucb = own.value, own.lcb, own.ucb
+    for child, _prior in node.edges.values():
+        b = values.get(child)
+        if b is None:
+            continue
+        value, lcb, ucb = max(value, 1 - b.value), max(lcb, 1 - b.ucb), max(ucb, 1 - b.lcb)
+    return Bounds(value, lcb, ucb)
+
+
+@dataclass(frozen=True)
+class EdgeView:
+    """A book move from the mover's side: its child's bounds turned around."""
+
+    move: int
+    child: int
+    prior: float
+    value: float
+    lcb: float
+    ucb: float
+
+
+def edge_views(node: Node, values: dict[int, Bounds]) -> list[EdgeView]:
+    """The node's book moves, best lower bound first."""
+    out = []
+    for move, (child, prior) in node.edges.items():
+        b = values.get(child)
+        if b is not None:
+            out.append(EdgeView(move, child, prior, 1 - b.value, 1 - b.ucb, 1 - b.lcb))
+    out.sort(key=lambda e: (-e.lcb, -e.value, e.move))
+    return out
+
+
+def book_move(node: Node, values: dict[int, Bounds], constants: MinimaxConstants = CONSTANTS) -> EdgeView | None:
+    """The book's move at ``node``: the child with the best lower bound, when that bound is at least
+    the lower bound of the node's own value (the search's best move outside the book, measured
+    alike: a child's value rests on searches at least as deep); None: leave the book."""
+    edges = edge_views(node, values)
+    if not edges:
+        return None
+    best = edges[0]
+    return best if best.lcb >= own_bounds(node, constants).lcb else None
+
+
+def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds],
+                    constants: MinimaxConstants = CONSTANTS) -> list[tuple[float, int]]:
+    """(cost, key) of every expandable node reachable from ``root``, cheapest first.
+
+    A node's path cost is the least, over paths from the root, of the sum of its edges' costs;
+    an edge costs ``cost_per_move + cost_per_ucb_gap * (best upper bound at the parent - the
+    move's upper bound) + cost_per_log_policy * -log(prior)``. Expanding a node (adding its best
+    move outside the book) costs its path cost plus such an edge cost for that move, less
+    ``bonus_per_error`` times the error of its own value. Not expandable: too deep, or no move
+    outside the book but a pass."""
+    if root not in nodes:
+        return []
+    c = constants
+    path = {root: 0.0}
+    heap = [(0.0, root)]
+    done: set[int] = set()
+    costs = []
+    while heap:
+        d, key = heapq.heappop(heap)
+        if key in done:
+            continue
+        done.add(key)
+        node = nodes[key]
+        own = own_bounds(node, c)
+        edges = edge_views(node, values)
+        best_ucb = max([own.ucb] + [e.ucb for e in edges])
+        best = node.best_new()
+        if best is not None and best.move != PASS and node.depth < c.max_depth:
+            gap = max(0.0, best_ucb - own.ucb)
+            cost = (d + c.cost_per_move + c.cost_per_ucb_gap * gap
+                    - c.cost_per_log_policy * math.log(max(node.prior(best.move), c.min_prior))
+                    - c.bonus_per_error * own_error(node, c))
+            costs.append((cost, key))
+        for e in edges:
+            if e.child not in nodes or e.child in done:
+                continue
+            step = (c.cost_per_move + c.cost_per_ucb_gap * max(0.0, best_ucb - e.ucb)
+                    - c.cost_per_log_policy * math.log(max(e.prior, c.min_prior)))
+            if d + step < path.get(e.child, math.inf):
+                path[e.child] = d + step
+                heapq.heappush(heap, (d + step, e.child))
+    costs.sort()
+    return costs
