@@ -1,0 +1,125 @@
+"""Issue 16's goal: does a minimax (search-valued) book make the engine stronger at P playouts a move?
+
+Grows one minimax book (searches of S playouts, ``obook build --algorithm minimax``) to each
+checkpoint (expansions done), and at each plays engine+book (A) against the same engine without a
+book (B) at P playouts a move, colours alternating, 9x9; the learning curve is the score at each
+checkpoint of the same build. Every game is appended to ``--out`` as a JSON line with the book
+moves A played, and every build phase with its seconds, so an interrupted run continues where it
+stopped (the build resumes from the store). ``--report`` prints the table of what is recorded.
+
+    python benchmarks/minimax_book.py --db /tmp/mm.db --book mm300 --search-playouts 30000 \\
+        --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from obook.stats import wilson_interval
+
+DEFAULT_OUT = Path("docs/book-results/minimax.jsonl")
+
+
+def load(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def append(path: Path, row: dict) -> None:
+    with path.open("a") as handle:
+        handle.write(json.dumps(row) + "\n")
+
+
+def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
+    from obook.book.build import BuildPlan, build
+
+    rows = [r for r in load(out) if r.get("kind") == "build" and r["book"] == book]
+    if any(r["checkpoint"] >= target for r in rows):
+        return
+    started = time.time()
+    final = build(BuildPlan(url=url, book=book, target=target, workers=workers))
+    append(out, {"kind": "build", "book": book, "checkpoint": target, "done": final.finished,
+                 "seconds": round(time.time() - started, 1)})
+
+
+def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: float, parallel: int,
+         out: Path) -> None:
+    from obook.gtp.match import MatchSettings, parse_engine, run_match
+
+    done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == book and r["checkpoint"] == checkpoint)
+    if done >= games:
+        return
+    spec = f"playouts={playouts}"
+    a = parse_engine(f"obook:{spec},book={book},book_db={url}")
+    b = parse_engine(f"obook:{spec}")
+    print(f"{book} at {checkpoint} expansions: {done} games recorded, playing {games - done}", file=sys.stderr,
+          flush=True)
+
+    def record(game) -> None:
+        used = game.book.get("A") or {}
+        append(out, {"kind": "game", "book": book, "checkpoint": checkpoint, "playouts": playouts,
+                     "game": done + game.index, "a_color": game.a_color, "winner": game.winner,
+                     "result": game.result, "reason": game.reason, "moves_played": game.moves,
+                     "book_moves": used.get("book_moves"), "left_at": used.get("left_at")})
+
+    run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel), on_game=record)
+
+
+def report(rows: list[dict]) -> list[dict]:
+    builds = {(r["book"], r["checkpoint"]): r for r in rows if r.get("kind") == "build"}
+    cells: dict[tuple, list[dict]] = {}
+    for r in rows:
+        if r.get("kind") == "game":
+            cells.setdefault((r["book"], r["checkpoint"]), []).append(r)
+    table = []
+    for (book, checkpoint), games in sorted(cells.items()):
+        won = sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0 for g in games)
+        low, high = wilson_interval(won, len(games))
+        seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == book and c <= checkpoint)
+        book_moves = [g["book_moves"] for g in games if g["book_moves"] is not None]
+        table.append({"book": book, "expansions": checkpoint, "build_minutes": round(seconds / 60, 1),
+                      "games": len(games), "score": won / len(games), "ci95": [low, high],
+                      "mean_book_moves": sum(book_moves) / len(book_moves) if book_moves else None})
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", default="/tmp/minimax-book.db", help="the book's store (SQLite path or URL)")
+    parser.add_argument("--book", default="mm300")
+    parser.add_argument("--search-playouts", type=int, default=30000, help="S: playouts of each book search")
+    parser.add_argument("--playouts", type=int, default=300, help="P: playouts a move in the matches")
+    parser.add_argument("--checkpoints", default="250,1000,2000", help="expansions done at each evaluation")
+    parser.add_argument("--games", default="200", help="games per checkpoint (one number, or one per checkpoint)")
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--workers", type=int, default=2, help="build processes and games played at once")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", action="store_true", help="only print the table of what is recorded")
+    args = parser.parse_args()
+    if not args.report:
+        from obook.book.library import BookSettings, ensure_book, open_book_store
+
+        store = open_book_store(args.db, create=True)
+        ensure_book(store, args.book, BookSettings(size=9, komi=args.komi, algorithm="minimax",
+                                                   search=f"playouts={args.search_playouts}", seconds_per_move=0))
+        checkpoints = [int(c) for c in args.checkpoints.split(",")]
+        games = [int(g) for g in args.games.split(",")]
+        games += [games[-1]] * (len(checkpoints) - len(games))
+        for checkpoint, n in zip(checkpoints, games):
+            grow(store.url, args.book, checkpoint, args.workers, args.out)
+            play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out)
+            print(json.dumps(report(load(args.out))[-1]), flush=True)
+    for row in report(load(args.out)):
+        low, high = row["ci95"]
+        print(f"{row['book']}: {row['expansions']} expansions ({row['build_minutes']} min of building): "
+              f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games, "
+              f"{row['mean_book_moves'] if row['mean_book_moves'] is not None else '-'} book moves a game")
+
+
+if __name__ == "__main__":
+    main()
