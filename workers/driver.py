@@ -38,8 +38,12 @@ def redis_pending(broker_url: str, queue: str):
 
 
 def celery_driver(store: Store, plan: DriverPlan) -> Driver:
-    from workers.tasks import send_slice
+    """Games go out as ``advance_game`` tasks; a minimax book's expansions as ``expand_node``."""
+    from workers.tasks import send_expansion, send_slice
 
     s = settings()
-    return Driver(store, plan, send=lambda game_id, token: send_slice(plan.book, game_id, token),
-                  pending=redis_pending(s.broker_url, s.queue))
+    driver = Driver(store, plan, send=lambda game_id, token: send_slice(plan.book, game_id, token),
+                    pending=redis_pending(s.broker_url, s.queue))
+    if driver.book.algorithm == "minimax":
+        driver.send = lambda job_id, token: send_expansion(plan.book, job_id, token)
+    return driver

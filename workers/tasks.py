@@ -154,3 +154,50 @@ def advance_game(book_name: str, game_id: int, token: str | None = None) -> str:
     except StoreError as exc:
         log.warning("game %d: store unreachable (%s); its lease will expire and the driver resends it", game_id, exc)
         return "unavailable"
+
+
+def send_expansion(book_name: str, job_id: int, token: str) -> None:
+    expand_node.apply_async((book_name, job_id, token), queue=settings().queue)
+
+
+def _expander(book_name: str):
+    from obook.book.expansion import Expander
+
+    expander = _state["players"].get(("minimax", book_name))
+    if expander is None:
+        store = _store()
+        with store.read() as conn:
+            book = get_book(conn, book_name)
+        expander = Expander(store, book, owner=_owner(), kind="celery")  # EngineMismatch for another version
+        _state["players"][("minimax", book_name)] = expander
+    return expander
+
+
+@app.task(name="obook.expand_node", ignore_result=True)
+def expand_node(book_name: str, job_id: int, token: str | None = None) -> str:
+    """Run expansion ``job_id`` of the minimax book ``book_name`` if ``token`` (or nobody) holds it:
+    a duplicate delivery finds it done or held and does nothing; a worker killed meanwhile loses
+    the search it was running (the lease expires, the driver sends it again)."""
+    from obook.store.leases import LeaseLost
+
+    try:
+        expander = _expander(book_name)
+    except EngineMismatch as exc:
+        log.error("worker %s refuses expansion %d: %s", _owner(), job_id, exc)
+        return "refused"
+    except (StoreError, BookNotFound) as exc:
+        log.warning("expansion %d of book %r: %s", job_id, book_name, exc)
+        return "unavailable"
+    try:
+        job = expander.take(job_id=job_id, handoff=token)
+        if job is None:
+            return "not ours"
+        expander.expand(job)
+        return "expanded"
+    except LeaseLost as exc:
+        log.warning("%s", exc)
+        return "lost"
+    except StoreError as exc:
+        log.warning("expansion %d: store unreachable (%s); its lease will expire and the driver resends it",
+                    job_id, exc)
+        return "unavailable"

@@ -181,17 +181,28 @@ def _worker_main(plan: BuildPlan, index: int) -> None:
 
 
 def reclaim_local_leases(store: Store) -> int:
-    """Free the leases held by processes of this host that no longer exist (a build killed hard)."""
+    """Free the leases (games, expansions) held by processes of this host that no longer exist (a
+    build killed hard)."""
+    from obook.store.minimax import held_expansions, release_expansion
+
     host = socket.gethostname()
     freed = 0
+
+    def dead(owner: str) -> bool:
+        parts = owner.split(":")
+        return len(parts) >= 3 and parts[0] == host and parts[1].isdigit() and not _alive(int(parts[1]))
+
     with store.write() as conn:
         for game_id, owner in held_leases(conn):
-            parts = owner.split(":")
-            if len(parts) < 3 or parts[0] != host or not parts[1].isdigit() or _alive(int(parts[1])):
-                continue
-            release_lease(conn, game_id, owner)
-            remove_worker(conn, owner)
-            freed += 1
+            if dead(owner):
+                release_lease(conn, game_id, owner)
+                remove_worker(conn, owner)
+                freed += 1
+        for job_id, owner in held_expansions(conn):
+            if dead(owner):
+                release_expansion(conn, job_id, owner)
+                remove_worker(conn, owner)
+                freed += 1
     return freed
 
 

@@ -30,8 +30,8 @@ from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store
 from obook.store.leases import LeaseLost, new_worker_id
 from obook.store.minimax import (ExpansionRow, SearchedNode, claim_expansion, commit_expansion, expansion_counts,
-                                 get_expansion, load_nodes, read_node, release_expansion, renew_expansion,
-                                 schedule_expansion, scheduled)
+                                 get_expansion, load_nodes, pass_expansion, read_node, release_expansion,
+                                 renew_expansion, schedule_expansion, scheduled)
 from obook.store.models import DONE, PENDING
 from obook.store.workers import heartbeat, remove_worker
 
@@ -60,43 +60,25 @@ class Expander:
 
     # ---- taking work -----------------------------------------------------------------------------
 
-    def take(self, target: int | None = None, job_id: int | None = None) -> ExpansionRow | None:
-        """A pending expansion nobody works on (``job_id``: that one), else a new one: the cheapest
-        node of the book not scheduled at its current number of edges, while the book has fewer
-        than ``target`` expansions done or pending. None: nothing to do now."""
+    def take(self, target: int | None = None, job_id: int | None = None,
+             handoff: str | None = None) -> ExpansionRow | None:
+        """A pending expansion nobody works on (``job_id``: that one; with ``handoff``, a grid
+        token, also when that token holds it), else a new one: the cheapest node of the book not
+        scheduled at its current number of edges, while the book has fewer than ``target``
+        expansions done or pending. None: nothing to do now."""
         with self.store.write() as conn:
-            job = claim_expansion(conn, self.book.id, self.owner, self.lease_seconds, job_id)
-            if job is not None or job_id is not None:
-                if job is not None:
-                    self._beat(conn, job)
-                return job
-            lock_book(conn, self.book.id)
-            counts = expansion_counts(conn, self.book.id)
-            if target is not None and counts.get(DONE, 0) + counts.get(PENDING, 0) >= target:
-                return None
-            choice = self.next_node(conn)
-            if choice is None:
-                return None
-            key, generation, moves, cost = choice
-            new_id = schedule_expansion(conn, self.book.id, key, generation, moves, cost,
-                                        int.from_bytes(os.urandom(8), "little") >> 1, self.owner, self.lease_seconds)
-            job = get_expansion(conn, new_id) if new_id is not None else None
+            job = None
+            if handoff is not None and job_id is not None and pass_expansion(
+                    conn, job_id, handoff, self.owner, self.lease_seconds):
+                job = get_expansion(conn, job_id)
+            if job is None:
+                job = claim_expansion(conn, self.book.id, self.owner, self.lease_seconds, job_id)
+            if job is None and job_id is None:
+                new = schedule(conn, self.book, 1, target, self.constants, self.owner, self.lease_seconds)
+                job = get_expansion(conn, new[0]) if new else None
             if job is not None:
                 self._beat(conn, job)
             return job
-
-    def next_node(self, conn) -> tuple[int, int, list[str], float] | None:
-        """(key, generation, path, cost) of the cheapest node not scheduled at its generation."""
-        nodes = load_nodes(conn, self.book.id)
-        root = root_key(self.book)
-        done = scheduled(conn, self.book.id)
-        if root not in nodes:
-            return None if (root, 0) in done else (root, 0, [], 0.0)
-        for cost, key in expansion_costs(nodes, root, back_up(nodes, self.constants), self.constants):
-            generation = len(nodes[key].edges)
-            if (key, generation) not in done:
-                return key, generation, nodes[key].moves.split(), cost
-        return None
 
     def release(self, job: ExpansionRow) -> None:
         with self.store.write() as conn:
@@ -184,6 +166,39 @@ class Expander:
         moves = [RootMove(m, v, w / v) for m, (v, w) in merged.items()]
         moves.sort(key=lambda m: (-m.visits, -m.winrate, m.move))
         return moves
+
+
+def schedule(conn, book: BookInfo, count: int, target: int | None = None, constants: MinimaxConstants = CONSTANTS,
+             owner: str | None = None, lease_seconds: float = 0.0) -> list[int]:
+    """Schedule the expansions of the ``count`` cheapest nodes not scheduled at their current
+    number of edges (the root first, when the book is empty), never more than ``target`` done and
+    pending in all; leased to ``owner`` when given. Under the book's lock: two schedulers never
+    pick the same node (and the table's unique key would refuse it). Returns the new ids."""
+    lock_book(conn, book.id)
+    if target is not None:
+        counts = expansion_counts(conn, book.id)
+        count = min(count, target - counts.get(DONE, 0) - counts.get(PENDING, 0))
+    if count <= 0:
+        return []
+    nodes = load_nodes(conn, book.id)
+    root = root_key(book)
+    taken = scheduled(conn, book.id)
+    if root not in nodes:
+        choices = [] if (root, 0) in taken else [(0.0, root, 0, [])]
+    else:
+        choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split())
+                   for cost, key in expansion_costs(nodes, root, back_up(nodes, constants), constants))
+    created = []
+    for cost, key, generation, moves in choices:
+        if len(created) >= count:
+            break
+        if (key, generation) in taken:
+            continue
+        new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
+                                    int.from_bytes(os.urandom(8), "little") >> 1, owner, lease_seconds)
+        if new_id is not None:
+            created.append(new_id)
+    return created
 
 
 def expansion_worker(store: Store, book: BookInfo, target: int, stopping, owner: str | None = None,

@@ -224,6 +224,8 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
     """The book as one SGF game tree: each node a book move, most played first, with games, wins
     and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent). Returns the
     SGF and the number of move nodes."""
+    if book.algorithm == "minimax":
+        return export_minimax_book(store, book, depth, max_nodes)
     if depth is None or depth <= 0:
         depth = book.depth  # 0: the book has no cap (``max_nodes`` bounds the tree)
     elif book.depth > 0:
@@ -257,6 +259,50 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
                 node.set("C", f"games {c.games}, wins {c.wins}{drawn}, win rate {100 * c.winrate:.1f}% for "
                               f"{'Black' if mover == 'b' else 'White'}")
                 node.set_raw("SBKV", f"{100 * black_rate:.1f}".encode())
+                nodes += 1
+                child = position.copy()
+                child.play(c.point)
+                children.append((node, child))
+            stack.extend(reversed(children))
+    return game.serialise(), nodes
+
+
+def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
+                        max_nodes: int = 100_000) -> tuple[bytes, int]:
+    """A minimax book as one SGF game tree: each node a book move, best lower bound first, with its
+    minimax value and bounds in a comment and SBKV (Black's win percent by the minimax value); the
+    move playing from the book takes is marked. A transposition is written under every path."""
+    from obook.book.lookup import minimax_lookup
+    from obook.store.minimax import node_reader
+
+    game = sgf.Sgf_game(book.size)
+    root = game.get_root()
+    root.set("KM", float(book.komi))
+    root.set("RU", "Chinese")
+    root.set("GN", f"obook {book.name}")
+    root.set("C", f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
+                  f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior.")
+    nodes = 0
+    with store.read() as conn:
+        read = node_reader(conn, book.id)
+        stack = [(root, Position(size=book.size, komi=book.komi, superko=book.superko))]
+        while stack and nodes < max_nodes:
+            parent, position = stack.pop()
+            if depth and len(position.moves) >= depth:
+                continue
+            found = minimax_lookup(book, position, read)
+            mover = "b" if position.to_move == BLACK else "w"
+            children = []
+            for c in found.candidates:
+                if nodes >= max_nodes:
+                    break
+                node = parent.new_child()
+                node.set_move(mover, _sgf_point(c.point, book.size))
+                black = c.value if mover == "b" else 1.0 - c.value
+                played = " (the book plays it)" if found.usage is not None and c.point == found.usage.point else ""
+                node.set("C", f"minimax {100 * c.value:.1f}% [{100 * c.lcb:.1f}, {100 * c.ucb:.1f}] for "
+                              f"{'Black' if mover == 'b' else 'White'}, prior {100 * c.prior:.1f}%{played}")
+                node.set_raw("SBKV", f"{100 * black:.1f}".encode())
                 nodes += 1
                 child = position.copy()
                 child.play(c.point)

@@ -14,6 +14,11 @@ is read from the store at each step.
 - **When it stops.** When the book has no game in progress and no more to create: ``target``
   finished games, or fewer when games were set aside (their play failed ``OBOOK_MAX_GAME_FAILURES``
   times: a poison game is not replaced). ``DriverStep.set_aside`` says how many.
+- **A minimax book.** The unit of work is an expansion, not a game: the driver schedules the
+  cheapest unscheduled nodes (``obook.book.expansion.schedule``) until as many are pending as it
+  wants in flight, and sends every pending expansion whose lease is free or expired under a fresh
+  token; it stops when ``target`` expansions are done. A duplicate delivery finds the expansion
+  done or held by another token and does nothing.
 - **Whose clock.** Whether a lease has expired is asked of the database (its clock), so a driver
   whose clock runs ahead of a worker's does not take that worker's games.
 """
@@ -25,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from obook.book.rules import MINIMAX
 from obook.book.selfplay import start_games
 from obook.grid.slices import new_token, token_age
 from obook.store.books import get_book
@@ -86,6 +92,8 @@ class Driver:
 
     def step(self) -> DriverStep:
         book = self.book
+        if book.algorithm == MINIMAX:
+            return self.step_expansions()
         with self.store.read() as conn:
             counts = game_counts(conn, book.id).get(book.id, {})
         finished, in_progress, set_aside = counts.get(FINISHED, 0), counts.get(IN_PROGRESS, 0), counts.get(SET_ASIDE, 0)
@@ -98,6 +106,42 @@ class Driver:
         if in_progress < wanted and finished + in_progress + set_aside < self.plan.target:
             result.created = start_games(self.store, book, self.plan.target, wanted - in_progress)
         result.sent = self.resend()
+        return result
+
+    def step_expansions(self) -> DriverStep:
+        """One step of a minimax book: ``finished`` counts expansions done, ``in_progress`` pending."""
+        from obook.book.expansion import schedule
+        from obook.store.minimax import expansion_counts, expansions_to_send, pass_expansion
+
+        book = self.book
+        with self.store.read() as conn:
+            counts = expansion_counts(conn, book.id)
+        done, pending = counts.get("done", 0), counts.get("pending", 0)
+        live = self.live_workers()
+        wanted = wanted_in_flight(live, self.plan.min_in_flight)
+        result = DriverStep(done, pending, live, wanted)
+        if done >= self.plan.target and pending == 0:
+            result.done = True
+            return result
+        if pending < wanted:
+            with self.store.write() as conn:
+                result.created = schedule(conn, book, wanted - pending, self.plan.target)
+        with self.store.read() as conn:
+            waiting = expansions_to_send(conn, book.id)
+        for job_id in waiting:
+            token = new_token()
+            with self.store.write() as conn:
+                from obook.store.minimax import claim_expansion
+
+                taken = claim_expansion(conn, book.id, token, self.plan.token_seconds, job_id) is not None
+            if not taken:
+                continue
+            try:
+                self.send(job_id, token)
+            except Exception as exc:  # noqa: BLE001 - a broker failure: the token expires, the next step resends
+                log.warning("cannot send expansion %d (%s); retrying when its token expires", job_id, exc)
+                break
+            result.sent.append(job_id)
         return result
 
     def resend(self) -> list[int]:

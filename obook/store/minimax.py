@@ -175,11 +175,32 @@ def claim_expansion(conn: Connection, book_id: int, owner: str, lease_seconds: f
     return None
 
 
+def pass_expansion(conn: Connection, job_id: int, owner: str, successor: str, lease_seconds: float) -> bool:
+    """Hand a pending expansion's lease from ``owner`` (a grid token) to ``successor``."""
+    result = conn.execute(update(JOBS).where(JOBS.c.id == job_id, JOBS.c.lease_owner == owner,
+                                             JOBS.c.status == PENDING).values(
+        lease_owner=successor, lease_until=db_time(conn, lease_seconds)))
+    return result.rowcount == 1
+
+
+def expansions_to_send(conn: Connection, book_id: int) -> list[int]:
+    """Pending expansions nobody holds, or whose lease expired (by the database's clock)."""
+    return [r[0] for r in conn.execute(select(JOBS.c.id).where(
+        JOBS.c.book_id == book_id, JOBS.c.status == PENDING,
+        or_(JOBS.c.lease_until.is_(None), JOBS.c.lease_until < db_time(conn))).order_by(JOBS.c.cost, JOBS.c.id))]
+
+
 def renew_expansion(conn: Connection, job_id: int, owner: str, lease_seconds: float) -> bool:
     result = conn.execute(update(JOBS).where(JOBS.c.id == job_id, JOBS.c.lease_owner == owner,
                                              JOBS.c.status == PENDING).values(
         lease_until=db_time(conn, lease_seconds)))
     return result.rowcount == 1
+
+
+def held_expansions(conn: Connection) -> list[tuple[int, str]]:
+    """(expansion id, owner) of every pending expansion someone holds."""
+    return [tuple(r) for r in conn.execute(select(JOBS.c.id, JOBS.c.lease_owner).where(
+        JOBS.c.status == PENDING, JOBS.c.lease_owner.is_not(None)))]
 
 
 def release_expansion(conn: Connection, job_id: int, owner: str) -> None:

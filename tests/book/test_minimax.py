@@ -1,0 +1,345 @@
+"""The minimax (search-valued) book, issue 16: backed-up bounds, expansion costs and the play rule
+(pure), then expansions on SQLite and PostgreSQL: excluded book moves, symmetries, a duplicate
+delivery, a lost lease, a dead worker's expansion taken over, verify and repair, the CLI build."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, RootMove, back_up, book_move,
+                                expansion_costs, own_bounds)
+from obook.go.board import PASS
+
+FLOOR = MinimaxConstants(error_floor=0.0, z=2.0)
+
+
+def node(key, moves, root_moves, edges=None, excluded_prior=0.0):
+    return Node(key=key, moves=moves, root_moves=[RootMove(*m) for m in root_moves],
+                searched_edges=len(edges or {}), excluded_prior=excluded_prior, edges=dict(edges or {}))
+
+
+# ---- pure ------------------------------------------------------------------------------------------
+
+
+def test_own_value_is_the_best_move_outside_the_book():
+    n = node(1, "", [(10, 900, 0.6), (11, 100, 0.5)], edges={10: (2, 0.9)})
+    assert n.best_new().move == 11
+    own = own_bounds(n, FLOOR)
+    assert own.value == 0.5
+    error = math.sqrt(0.25 / 100)
+    assert own.lcb == pytest.approx(0.5 - 2 * error) and own.ucb == pytest.approx(0.5 + 2 * error)
+    everything = node(1, "", [(10, 900, 0.6)], edges={10: (2, 0.9)})
+    assert own_bounds(everything, FLOOR) == Bounds(0.0, 0.0, 0.0)
+
+
+def test_values_are_backed_up_by_negamax_with_bounds_over_a_dag():
+    # root -> a (move 1), root -> b (move 2); a and b both lead to the transposition t
+    nodes = {
+        0: node(0, "", [(1, 500, 0.5), (2, 400, 0.5), (3, 100, 0.30)], edges={1: (10, 0.5), 2: (11, 0.4)}),
+        10: node(10, "A", [(5, 1000, 0.45), (6, 100, 0.2)], edges={5: (20, 0.9)}),
+        11: node(11, "B", [(5, 1000, 0.40), (7, 100, 0.1)], edges={5: (20, 0.9)}),
+        20: node(20, "A C", [(8, 10000, 0.7)]),
+    }
+    values = back_up(nodes, FLOOR)
+    assert values[20].value == pytest.approx(0.7)
+    # a: max(own 0.2, 1 - 0.7) = 0.3; b: max(own 0.1, 0.3) = 0.3
+    assert values[10].value == pytest.approx(0.3) and values[11].value == pytest.approx(0.3)
+    # root: max(own 0.30, 1 - 0.3, 1 - 0.3) = 0.7
+    assert values[0].value == pytest.approx(0.7)
+    t = values[20]
+    assert values[10].lcb == pytest.approx(max(own_bounds(nodes[10], FLOOR).lcb, 1 - t.ucb))
+    assert values[10].ucb == pytest.approx(max(own_bounds(nodes[10], FLOOR).ucb, 1 - t.lcb))
+    assert values[0].lcb <= values[0].value <= values[0].ucb
+
+
+def test_a_cycle_and_a_missing_child_do_not_break_the_back_up():
+    nodes = {1: node(1, "", [(3, 100, 0.5)], edges={2: (2, 0.5), 4: (99, 0.1)}),
+             2: node(2, "A", [(7, 100, 0.6)], edges={3: (1, 0.5)})}
+    values = back_up(nodes, FLOOR)
+    assert set(values) == {1, 2}
+    assert values[1].value == pytest.approx(0.5)  # own 0.5 vs 1 - value(2) = 1 - 0.6 (2 sees no child: cycle cut)
+
+
+def test_the_book_plays_a_child_only_when_its_lower_bound_reaches_the_own_lower_bound():
+    child_good = {2: Bounds(0.2, 0.15, 0.25)}  # mover gets 0.8 [0.75, 0.85]
+    n = node(1, "", [(5, 10000, 0.6), (6, 10000, 0.5)], edges={5: (2, 0.6)})
+    assert book_move(n, child_good, FLOOR).move == 5
+    child_poor = {2: Bounds(0.6, 0.55, 0.65)}  # mover gets 0.4 [0.35, 0.45] < own 0.5
+    assert book_move(n, child_poor, FLOOR) is None
+    assert book_move(node(3, "", [(5, 100, 0.5)]), {}, FLOOR) is None
+
+
+def test_expansion_costs_follow_the_path_gap_and_prior():
+    nodes = {
+        0: node(0, "", [(1, 600, 0.55), (2, 300, 0.5), (3, 100, 0.4)], edges={1: (10, 0.6), 2: (11, 0.3)}),
+        10: node(10, "A", [(5, 900, 0.45), (6, 100, 0.3)]),
+        11: node(11, "B", [(5, 900, 0.60), (6, 100, 0.3)]),
+    }
+    values = back_up(nodes, CONSTANTS)
+    costs = expansion_costs(nodes, 0, values, CONSTANTS)
+    order = [key for _, key in costs]
+    assert set(order) == {0, 10, 11}
+    by_key = {key: cost for cost, key in costs}
+    # child 11's move (B) is worse for the root's mover (1 - 0.60 < 1 - 0.45) and less likely: dearer
+    assert by_key[11] > by_key[10]
+    deep = MinimaxConstants(max_depth=1)
+    assert [key for _, key in expansion_costs(nodes, 0, back_up(nodes, deep), deep)] == [0]
+    passing = {0: node(0, "", [(PASS, 100, 0.5)])}
+    assert expansion_costs(passing, 0, back_up(passing)) == []
+
+
+# ---- in the store ------------------------------------------------------------------------------------
+
+
+SMALL = "playouts=300"
+
+
+def minimax_book(store, name="mm", size=5, search=SMALL):
+    from obook.book.library import BookSettings, ensure_book
+
+    return ensure_book(store, name, BookSettings(size=size, komi=0.5, algorithm="minimax", search=search,
+                                                 seconds_per_move=0))
+
+
+def expand(store, book, count, owner=None):
+    from obook.book.expansion import Expander
+
+    expander = Expander(store, book, owner=owner, lease_seconds=60)
+    for _ in range(count):
+        job = expander.take()
+        assert job is not None
+        assert expander.expand(job)
+    return expander
+
+
+def test_expansions_grow_a_book_that_verifies(store, compiled_engine):
+    from obook.book.expansion import root_key
+    from obook.book.library import verify_minimax
+    from obook.store.minimax import expansion_counts, load_nodes
+
+    book = minimax_book(store)
+    expand(store, book, 6)
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+        counts = expansion_counts(conn, book.id)
+    assert counts.get("done") == 6 and not counts.get("pending")
+    root = nodes[root_key(book)]
+    assert len(nodes) == 1 + sum(len(n.edges) for n in nodes.values())  # a tree so far: one node per edge
+    assert sum(len(n.edges) for n in nodes.values()) == 6
+    for n in nodes.values():
+        assert n.root_moves, "every node was searched"
+        searched = n.root_moves
+        # a search made with book moves excluded never lists them (moves added later came from it)
+        assert len({m.move for m in searched}) == len(searched)
+    assert root.edges, "the root was expanded"
+    result = verify_minimax(store, book)
+    assert result.clean, result.differences[:3]
+    assert result.nodes == len(nodes)
+
+
+def test_a_research_excludes_the_book_moves(store, compiled_engine):
+    from obook.book.expansion import Expander, root_key
+    from obook.store.minimax import load_nodes
+
+    book = minimax_book(store, search="playouts=200")
+    expander = Expander(store, book, lease_seconds=60, constants=MinimaxConstants(reuse_min_visits=10**9))
+    for _ in range(3):
+        job = expander.take()
+        assert job.key == root_key(book) or True
+        expander.expand(job)
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+    researched = [n for n in nodes.values() if n.searched_edges > 0]
+    assert researched, "with reuse off, a node expanded twice is searched again"
+    for n in researched:
+        assert len(n.edges) == n.searched_edges + 1
+        excluded = set(n.edges) - {n.root_moves[0].move}
+        assert not excluded & {m.move for m in n.root_moves}, "the search played a book move"
+
+
+def test_symmetric_moves_are_one_book_move(store, compiled_engine):
+    from obook.book.library import lookup
+
+    book = minimax_book(store)
+    expand(store, book, 4)
+    found = lookup(store, book, "")
+    assert found.in_book
+    first = found.candidates[0].vertex
+    letters = "ABCDE"
+    column, row = letters.index(first[0]), int(first[1:]) - 1
+    mirrored = f"{letters[4 - column]}{row + 1}"
+    a = lookup(store, book, first)
+    b = lookup(store, book, mirrored)
+    assert a.value is not None and b.value == pytest.approx(a.value)
+    assert [c.value for c in a.candidates] == [c.value for c in b.candidates]
+
+
+def test_a_duplicate_or_late_delivery_writes_nothing(store, compiled_engine):
+    from obook.book.expansion import Expander
+    from obook.book.library import verify_minimax
+    from obook.store.leases import LeaseLost
+    from obook.store.minimax import claim_expansion, expansion_counts, get_expansion, load_nodes
+
+    book = minimax_book(store)
+    first = Expander(store, book, owner="host:1:first", lease_seconds=60)
+    job = first.take()
+    first.expand(job)
+    with store.read() as conn:
+        before = load_nodes(conn, book.id)
+    with pytest.raises(LeaseLost):
+        first.expand(get_expansion_row(store, job.id))  # delivered again after it was done
+    with store.read() as conn:
+        after = load_nodes(conn, book.id)
+    assert {k: (n.edges, n.root_moves) for k, n in after.items()} == {k: (n.edges, n.root_moves)
+                                                                      for k, n in before.items()}
+    # a worker whose lease expired and was taken: its result is not stored
+    slow = Expander(store, book, owner="host:2:slow", lease_seconds=0.05)
+    job = slow.take()
+    time.sleep(0.3)
+    with store.write() as conn:
+        taken = claim_expansion(conn, book.id, "host:3:other", 60)
+    assert taken is not None and taken.id == job.id and taken.attempts == 2
+    with pytest.raises(LeaseLost):
+        slow.expand(job)
+    with store.read() as conn:
+        assert get_expansion(conn, job.id).status == "pending"
+        assert expansion_counts(conn, book.id)["done"] == 1
+    assert verify_minimax(store, book).clean
+
+
+def get_expansion_row(store, job_id):
+    from obook.store.minimax import get_expansion
+
+    with store.read() as conn:
+        return get_expansion(conn, job_id)
+
+
+def test_verify_finds_and_repairs_a_wrong_stored_value(store, compiled_engine):
+    from sqlalchemy import update
+
+    from obook.book.library import verify_minimax
+    from obook.store.minimax import NODES
+
+    book = minimax_book(store)
+    expand(store, book, 3)
+    with store.write() as conn:
+        conn.execute(update(NODES).where(NODES.c.book_id == book.id).values(value=0.123))
+    broken = verify_minimax(store, book)
+    assert not broken.clean and len(broken.differences) == broken.nodes
+    repaired = verify_minimax(store, book, repair=True)
+    assert repaired.repaired
+    assert verify_minimax(store, book).clean
+
+
+def test_the_book_player_plays_the_book_move_and_leaves_the_book(store, compiled_engine):
+    from obook.book.expansion import root_key
+    from obook.book.minimax import book_move
+    from obook.book.player import BookPlayer
+    from obook.go.position import Position
+    from obook.search.config import SearchConfig
+    from obook.search.players import make_player
+    from obook.store.minimax import load_nodes, stored_bounds
+
+    book = minimax_book(store)
+    expand(store, book, 5)
+    player = BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name)
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+        bounds = stored_bounds(conn, book.id)
+    expected = book_move(nodes[root_key(book)], bounds)
+    result = player.book_result(Position(size=5, komi=0.5))
+    if expected is None:
+        assert result is None
+    else:
+        assert result is not None
+        assert result.winrate == pytest.approx(expected.value)
+    far = Position(size=5, komi=0.5)
+    for v in ("A1", "E5", "A5"):
+        far.play(v)
+    assert player.book_result(far) is None  # not in the book: the search plays
+
+
+def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_engine):
+    db = f"sqlite:///{tmp_path / 'mm.db'}"
+    run = lambda *a: subprocess.run([sys.executable, "-m", "obook.cli", *a, "--db", db],  # noqa: E731
+                                    capture_output=True, text=True, timeout=300)
+    built = run("build", "--book", "mm", "--algorithm", "minimax", "--size", "5", "--komi", "0.5",
+                "--search", SMALL, "--seconds-per-move", "0", "--games", "5", "--workers", "2", "--quiet")
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "MINIMAX" in built.stderr
+    looked = run("lookup", "--book", "mm", "")
+    assert looked.returncode == 0 and "minimax value" in looked.stdout
+    import json
+
+    doc = json.loads(run("lookup", "--book", "mm", "", "--json").stdout)
+    assert doc["in_book"] and doc["candidates"] and all(c["lcb"] <= c["value"] <= c["ucb"] for c in doc["candidates"])
+    checked = run("verify", "--book", "mm")
+    assert checked.returncode == 0 and "matches the stored searches" in checked.stdout
+    wrong = run("build", "--book", "mm", "--algorithm", "minimax", "--search", "playouts=300,algorithm=flat",
+                "--games", "1")
+    assert wrong.returncode != 0
+
+
+def test_a_build_killed_hard_resumes_and_loses_at_most_the_searches_running(tmp_path, compiled_engine):
+    """SIGKILL the whole build (parent and workers) in the middle of expansions, run it again: the
+    book ends with exactly the target of expansions, each done once, and verifies clean."""
+    from obook.book.library import open_book_store, verify_minimax
+    from obook.store.books import get_book
+    from obook.store.minimax import JOBS, expansion_counts
+    from sqlalchemy import select
+
+    db = f"sqlite:///{tmp_path / 'kill.db'}"
+    argv = [sys.executable, "-m", "obook.cli", "build", "--db", db, "--book", "k", "--algorithm", "minimax",
+            "--size", "5", "--komi", "0.5", "--search", "playouts=3000", "--seconds-per-move", "0", "--games", "12",
+            "--workers", "2", "--quiet"]
+    build = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 240
+    done = 0
+    while time.time() < deadline and build.poll() is None:
+        time.sleep(0.2)
+        try:
+            store = open_book_store(db)
+            with store.read() as conn:
+                done = expansion_counts(conn, get_book(conn, "k").id).get("done", 0)
+        except Exception:  # noqa: BLE001 - not created yet
+            continue
+        if done >= 4:
+            break
+    assert build.poll() is None, "the build ended before it could be killed"
+    os.killpg(build.pid, signal.SIGKILL)
+    build.wait()
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-2000:]
+    store = open_book_store(db)
+    with store.read() as conn:
+        book = get_book(conn, "k")
+        counts = expansion_counts(conn, book.id)
+        attempts = [a for (a,) in conn.execute(select(JOBS.c.attempts).where(JOBS.c.book_id == book.id))]
+    assert counts.get("done") == 12 and not counts.get("pending")
+    assert sum(a - 1 for a in attempts) <= 2, "more than the two expansions running at the kill were repeated"
+    assert verify_minimax(store, book).clean
+
+
+def test_export_writes_the_minimax_values(store, compiled_engine):
+    from sgfmill import sgf
+
+    from obook.book.library import lookup
+    from obook.book.sgfio import export_book
+
+    book = minimax_book(store)
+    expand(store, book, 4)
+    data, count = export_book(store, book)
+    root = sgf.Sgf_game.from_bytes(data).get_root()
+    assert count >= 4 and len(root) >= 1
+    first = root[0]
+    found = lookup(store, book, "")
+    best = found.candidates[0]
+    assert first.get_raw("SBKV").decode() == f"{100 * best.value:.1f}"  # Black moves first
+    assert "minimax" in first.get("C")

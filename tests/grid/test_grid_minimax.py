@@ -1,0 +1,74 @@
+"""A minimax book on the grid (issue 16): expansions sent as tasks to real ``obook worker``
+processes over this machine's Redis and PostgreSQL, workers SIGKILLed while they search and the
+broker restarted. The build ends with exactly its target of expansions done, none pending, and
+every backed-up value as ``obook verify`` recomputes it."""
+
+from __future__ import annotations
+
+import random
+import time
+
+from tests.grid.gridharness import restart_redis, wait_until
+from tests.grid.test_grid_faults import grid, redis_ready, wait_for_driver  # noqa: F401 - fixtures
+
+MINIMAX = ("--algorithm", "minimax", "--size", "5", "--komi", "0.5", "--search", "playouts=3000",
+           "--seconds-per-move", "0")
+
+
+def expansions(grid, book: str) -> dict[str, int]:
+    rows = grid.sql("SELECT e.status, count(*) FROM expansions e JOIN books b ON b.id = e.book_id "
+                    "WHERE b.name = :book GROUP BY e.status", book=book)
+    return {status: n for status, n in rows}
+
+
+def expanding_workers(grid):
+    pids = {pid for (pid,) in grid.sql("SELECT pid FROM workers WHERE game_id IS NOT NULL")}
+    import os
+
+    groups = set()
+    for pid in pids:
+        try:
+            groups.add(os.getpgid(pid))
+        except ProcessLookupError:
+            pass
+    return [w for w in grid.alive_workers() if w.pid in groups]
+
+
+def check(grid, book: str, target: int) -> None:
+    counts = expansions(grid, book)
+    assert counts.get("done", 0) == target and counts.get("pending", 0) == 0, counts
+    verify = grid.obook("verify", "--book", book)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+    assert "every backed-up value matches the stored searches" in verify.stdout
+    nodes, edges = grid.sql("SELECT (SELECT count(*) FROM minimax_nodes), (SELECT count(*) FROM minimax_edges)")[0]
+    assert target - 2 <= edges <= target  # an expansion adds one edge (none when only a pass is left)
+    assert nodes <= edges + 1
+
+
+def test_minimax_book_with_preempted_workers_and_a_broker_restart(grid):
+    target = 24
+    for _ in range(2):
+        grid.start_worker()
+    grid.start_driver("mmgrid", target, *MINIMAX)
+    wait_until(lambda: expansions(grid, "mmgrid").get("done", 0) >= 2, 240, what="a first expansion")
+    rng = random.Random(3)
+    kills = 0
+    for threshold in (5, 9, 13):
+        while expansions(grid, "mmgrid").get("done", 0) < threshold and grid.driver.poll() is None:
+            time.sleep(0.1)
+        deadline = time.monotonic() + 30
+        while not (busy := expanding_workers(grid)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not busy:
+            break
+        victim = rng.choice(busy)
+        grid.kill(victim)
+        victim.wait(10)
+        kills += 1
+        grid.start_worker()
+    while expansions(grid, "mmgrid").get("done", 0) < 16 and grid.driver.poll() is None:
+        time.sleep(0.1)
+    restart_redis()
+    wait_for_driver(grid, 400)
+    assert kills >= 2
+    check(grid, "mmgrid", target)
