@@ -17,7 +17,7 @@ LAYERS = (
     ("obook.go",),
     ("obook.playout",),
     ("obook.search",),
-    ("obook.book.keys", "obook.book.rules"),
+    ("obook.book.keys", "obook.book.rules", "obook.book.minimax"),  # pure book rules: below the store
     ("obook.store",),
     ("obook.book",),
     ("obook.grid", "obook.gtp"),
