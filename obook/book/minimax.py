@@ -39,6 +39,8 @@ class MinimaxConstants:
     cost_per_move: float = 1.0  # each move from the root costs this much (depth)
     cost_per_ucb_gap: float = 10.0  # a move whose upper bound is 0.1 below the best's costs one move more
     cost_per_log_policy: float = 0.5  # -log(prior): moves the search rarely visits cost more
+    cost_per_moves_expanded: float = 1.0  # adding a new move at a node with n book moves costs n more
+    cost_per_squared_moves_expanded: float = 0.1  # ... and this times n^2 (KataGo: a book is deep, not wide)
     min_prior: float = 1e-3  # priors below this count as this in the cost
     bonus_per_error: float = 5.0  # an own value with error 0.1 gets half a move off its expansion cost
     reuse_min_visits: int = 1000  # a stored root move with fewer visits is re-searched, not reused
@@ -203,8 +205,9 @@ def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds]
     A node's path cost is the least, over paths from the root, of the sum of its edges' costs;
     an edge costs ``cost_per_move + cost_per_ucb_gap * (best upper bound at the parent - the
     move's upper bound) + cost_per_log_policy * -log(prior)``. Expanding a node (adding its best
-    move outside the book) costs its path cost plus such an edge cost for that move, less
-    ``bonus_per_error`` times the error of its own value. Not expandable: too deep, or no move
+    move outside the book) costs its path cost plus such an edge cost for that move, plus
+    ``cost_per_moves_expanded * n + cost_per_squared_moves_expanded * n^2`` for its n book moves
+    already there, less ``bonus_per_error`` times the error of its own value. Not expandable: too deep, or no move
     outside the book but a pass."""
     if root not in nodes:
         return []
@@ -225,7 +228,9 @@ def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds]
         best = node.best_new()
         if best is not None and best.move != PASS and node.depth < c.max_depth:
             gap = max(0.0, best_ucb - own.ucb)
+            n = len(node.edges)
             cost = (d + c.cost_per_move + c.cost_per_ucb_gap * gap
+                    + c.cost_per_moves_expanded * n + c.cost_per_squared_moves_expanded * n * n
                     - c.cost_per_log_policy * math.log(max(node.prior(best.move), c.min_prior))
                     - c.bonus_per_error * own_error(node, c))
             costs.append((cost, key))

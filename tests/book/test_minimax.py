@@ -343,3 +343,13 @@ def test_export_writes_the_minimax_values(store, compiled_engine):
     best = found.candidates[0]
     assert first.get_raw("SBKV").decode() == f"{100 * best.value:.1f}"  # Black moves first
     assert "minimax" in first.get("C")
+
+
+def test_a_node_with_many_book_moves_costs_more_to_widen():
+    wide = {0: node(0, "", [(m, 100, 0.5) for m in range(1, 12)], edges={m: (100 + m, 0.09) for m in range(1, 9)})}
+    wide.update({100 + m: node(100 + m, "X", [(50, 100, 0.5)]) for m in range(1, 9)})
+    narrow = {0: node(0, "", [(m, 100, 0.5) for m in range(1, 12)], edges={1: (101, 0.09)}),
+              101: node(101, "X", [(50, 100, 0.5)])}
+    cost = lambda nodes: dict((k, c) for c, k in expansion_costs(nodes, 0, back_up(nodes)))[0]  # noqa: E731
+    assert cost(wide) - cost(narrow) == pytest.approx(
+        CONSTANTS.cost_per_moves_expanded * 7 + CONSTANTS.cost_per_squared_moves_expanded * (64 - 1), abs=0.5)
