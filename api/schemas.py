@@ -69,6 +69,10 @@ class CandidateOut(BaseModel):
     share: float = Field(description="this move's share of the won games (draws as half) of the position")
     usage: bool = Field(description="the usage rule's choice (play from the book)")
     book_move: bool = Field(description="what self-play under the book's algorithm would play")
+    value: float | None = Field(default=None, description="minimax book: the move's minimax value for its player")
+    lcb: float | None = Field(default=None, description="minimax book: its lower bound")
+    ucb: float | None = Field(default=None, description="minimax book: its upper bound")
+    prior: float | None = Field(default=None, description="minimax book: its share of a search's visits")
 
 
 class LookupOut(BaseModel):
@@ -83,6 +87,12 @@ class LookupOut(BaseModel):
     usage_move: str | None = Field(description="the usage rule: the most played move in won games")
     book_move: str | None = Field(description="the coevolution choice; null: self-play would mutate")
     stones: list[Stone]
+    algorithm: str | None = Field(default=None, description="minimax: the fields below are set")
+    value: float | None = Field(default=None, description="minimax book: the position's value, player to move")
+    lcb: float | None = Field(default=None)
+    ucb: float | None = Field(default=None)
+    own_value: float | None = Field(default=None, description="minimax book: the best move outside the book")
+    own_move: str | None = Field(default=None)
 
 
 class MoveOut(BaseModel):

@@ -28,7 +28,8 @@ from api import views
 from api.schemas import GameList, GameOut, LookupOut, ProgressOut, Stone
 from obook.book.keys import BookGameError, replay
 from obook.book.library import parse_book_moves
-from obook.book.lookup import book_lookup
+from obook.book.lookup import book_lookup, minimax_lookup
+from obook.book.rules import MINIMAX
 from obook.errors import ObookError
 from obook.go.board import PASS
 from obook.go.symmetry import untransform_point
@@ -297,7 +298,7 @@ class BookService:
         with version.lock:
             if time.monotonic() - version.checked < self.fresh_seconds:
                 return  # another thread just did
-            finished = self.reader.finished_games(version.book_id)
+            finished = self.reader.work_done(version.book_id)
             if finished != version.finished:
                 version.finished = finished
                 version.generation = next(self._generations)
@@ -355,8 +356,22 @@ class BookService:
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
         replayed = self.replayed(book, spelled)
+        board = [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones]
+        if book.algorithm == MINIMAX:
+            found = minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
+            return views.minimax_lookup_out(found, board)
         found = book_lookup(book, replayed, lambda key: self.position_rows(book, key, generation), min_games)
-        return views.lookup_out(found, [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones])
+        return views.lookup_out(found, board)
+
+    def minimax_node(self, book: BookInfo, key: int, generation: int | None):
+        """A minimax book's node and its children's bounds, cached under the book's generation."""
+        hit = self.stats.get((book.id, "minimax", key)) if generation is not None else None
+        if hit is not None and hit[0] == generation:
+            return hit[1]
+        node = self.reader.minimax_node(book.id, key)
+        if generation is not None:
+            self.stats.put((book.id, "minimax", key), (generation, node))
+        return node
 
     def position_rows(self, book: BookInfo, key: int, generation: int | None) -> Rows:
         """A position's statistics rows, cached under the book's generation when one is given."""

@@ -392,6 +392,14 @@ def cmd_books(args) -> int:
         print(f"no books in {store.name}")
     for b in books:
         c = counts.get(b.id, {})
+        if b.algorithm == "minimax":
+            from obook.store.minimax import expansion_counts, node_count
+
+            with store.read() as conn:
+                jobs, nodes = expansion_counts(conn, b.id), node_count(conn, b.id)
+            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} MINIMAX ({b.search or 'default search'}), "
+                  f"{nodes} nodes, {jobs.get('done', 0)} expansions done, {jobs.get('pending', 0)} pending")
+            continue
         print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
               f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
               f"{c.get('in_progress', 0)} in progress")

@@ -135,6 +135,11 @@ def expansion_counts(conn: Connection, book_id: int) -> dict[str, int]:
     return counts
 
 
+def count_done(conn: Connection, book_id: int) -> int:
+    return conn.execute(select(func.count()).select_from(JOBS).where(JOBS.c.book_id == book_id,
+                                                                     JOBS.c.status == DONE)).scalar_one()
+
+
 def scheduled(conn: Connection, book_id: int) -> set[tuple[int, int]]:
     """(position key, generation) of every expansion ever scheduled."""
     return {(to_unsigned(k), g) for k, g in conn.execute(select(JOBS.c.position_key, JOBS.c.generation).where(

@@ -181,6 +181,18 @@ class StatsReader:
     def finished_games(self, book_id: int) -> int:
         return self._read(count_games, book_id, FINISHED)
 
+    def work_done(self, book_id: int) -> int:
+        """What changes a book's answers: its finished games, or a minimax book's expansions done."""
+        from obook.store.minimax import count_done
+
+        return self._read(count_games, book_id, FINISHED) + self._read(count_done, book_id)
+
+    def minimax_node(self, book_id: int, key: int):
+        """A minimax book's node with its children's bounds (``obook.store.minimax.node_reader``)."""
+        from obook.store.minimax import node_reader
+
+        return self._read(lambda conn: node_reader(conn, book_id)(key))
+
     def dispose(self) -> None:
         if self.engine is not self.store.engine:
             self.engine.dispose()

@@ -353,3 +353,24 @@ def test_a_node_with_many_book_moves_costs_more_to_widen():
     cost = lambda nodes: dict((k, c) for c, k in expansion_costs(nodes, 0, back_up(nodes)))[0]  # noqa: E731
     assert cost(wide) - cost(narrow) == pytest.approx(
         CONSTANTS.cost_per_moves_expanded * 7 + CONSTANTS.cost_per_squared_moves_expanded * (64 - 1), abs=0.5)
+
+
+def test_the_service_shows_a_minimax_book(store, store_url, compiled_engine):
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from obook.book.library import lookup
+    from obook.config import Settings
+
+    book = minimax_book(store)
+    expand(store, book, 4)
+    expected = lookup(store, book, "")
+    with TestClient(create_app(store_url, Settings(api_cache_seconds=0))) as client:
+        answer = client.get(f"/v1/books/{book.name}/lookup", params={"moves": ""}).json()
+        assert answer["algorithm"] == "minimax" and answer["in_book"]
+        assert answer["value"] == pytest.approx(expected.value)
+        got = {c["move"]: (c["value"], c["lcb"], c["ucb"]) for c in answer["candidates"]}
+        assert got == {c.vertex: (round(c.value, 6), round(c.lcb, 6), round(c.ucb, 6)) for c in expected.candidates}
+        expand(store, book, 1)  # the answer follows the book as it grows
+        again = client.get(f"/v1/books/{book.name}/lookup", params={"moves": ""}).json()
+        assert again["value"] == pytest.approx(lookup(store, book, "").value)
