@@ -66,7 +66,7 @@ class BookPlay:
 
 class BookPlayer(Player):
     def __init__(self, inner: Player, store_url: str | None, book_name: str, min_games: int = 1,
-                 max_moves: int | None = None):
+                 max_moves: int | None = None, soft_visits: float = 0.0):
         from obook.book.library import open_book_store
 
         self.inner = inner
@@ -75,6 +75,13 @@ class BookPlayer(Player):
         with self.store.read() as conn:
             self.book = get_book(conn, book_name)
         self.min_games = max(1, min_games)
+        self.soft_visits = soft_visits  # > 0: a minimax book's values are prior visits of the search, no book move
+        if soft_visits > 0:
+            from obook.errors import ObookError
+            from obook.search.mcts import MCTSPlayer
+
+            if self.book.algorithm != MINIMAX or not isinstance(inner, MCTSPlayer):
+                raise ObookError("--book-soft needs a minimax book and the uct search in one process")
         self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
         self._rows: dict[int, Rows] = {}
         self._nodes: dict[int, object] = {}  # a minimax book's nodes read so far
@@ -140,7 +147,22 @@ class BookPlayer(Player):
         return BookResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,
                           seconds=time.perf_counter() - started, moves=stats, pv=[choice.point])
 
+    def soft_priors(self, position: Position) -> dict[int, tuple[float, float]] | None:
+        """A minimax book's soft mode: each book move's minimax value as ``soft_visits`` virtual
+        visits of the search's root (None: not in the book)."""
+        from obook.book.lookup import minimax_lookup
+
+        if not self.applies_to(position):
+            return None
+        found = minimax_lookup(self.book, position, self.minimax_node)
+        return {c.point: (self.soft_visits, c.value) for c in found.candidates} or None
+
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
+        if self.soft_visits > 0 and self.book.algorithm == MINIMAX:
+            priors = self.soft_priors(position)
+            extra = {"root_priors": priors} if priors else {}
+            return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,
+                                      progress_interval=progress_interval, cancel=cancel, **extra)
         result = self.book_result(position)
         if result is None:
             return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,

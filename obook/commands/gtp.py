@@ -24,6 +24,9 @@ def register(subparsers) -> None:
     parser.add_argument("--book-db", default=None, metavar="URL", help="the book's store (default OBOOK_DATABASE_URL)")
     parser.add_argument("--book-min-games", type=int, default=1,
                         help="leave the book when its move has fewer games than this")
+    parser.add_argument("--book-soft", type=float, default=0.0, metavar="VISITS",
+                        help="minimax book: give the search each book move's value as VISITS prior visits "
+                             "instead of playing book moves (0: play them)")
     parser.set_defaults(func=run)
 
 
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         from obook.search.players import make_player
 
         player = BookPlayer(make_player(SearchConfig.from_spec(args.config)), args.book_db, args.book,
-                            min_games=args.book_min_games)
+                            min_games=args.book_min_games, soft_visits=args.book_soft)
     engine = GTPEngine(args.config, size=args.size, komi=args.komi, superko=args.superko,
                        ownership_playouts=args.ownership_playouts, player=player)
     sys.stdout.reconfigure(encoding="utf-8", errors="replace", newline="\n")

@@ -86,7 +86,8 @@ def parse_engine(text: str, seconds: float | None = None) -> EngineSpec:
     return EngineSpec(label=raw, argv=argv, config=config, book=options.get("--book"), book_db=options.get("--book-db"))
 
 
-BOOK_OPTIONS = {"book": "--book", "book_db": "--book-db", "book_min_games": "--book-min-games"}
+BOOK_OPTIONS = {"book": "--book", "book_db": "--book-db", "book_min_games": "--book-min-games",
+                "book_soft": "--book-soft"}
 
 
 def _book_options(spec: str) -> tuple[str, list[str]]:

@@ -84,9 +84,11 @@ class MCTSPlayer(Player):
     # ---- search ---------------------------------------------------------------------------------
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None,
-                avoid=frozenset()):
+                avoid=frozenset(), root_priors=None):
         """``avoid``: points the root must not play (a minimax book's search of the moves outside
-        the book); the tree is not reused across a search that avoids moves."""
+        the book); the tree is not reused across a search that avoids moves. ``root_priors``:
+        {point: (virtual visits, value for the player to move)} added to the root's children (a
+        book's values as prior knowledge: its soft mode)."""
         budget = self.budget(seconds, playouts)
         if avoid:
             self.new_game()
@@ -98,8 +100,10 @@ class MCTSPlayer(Player):
             allowed, repeats = superko_allowed(position)
             for point in avoid:
                 allowed[point] = 0
-            if position.superko or repeats or avoid:
+            if position.superko or repeats or avoid or root_priors:
                 expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
+            if root_priors:
+                self._add_root_priors(root_priors)
         start = time.perf_counter()
         last_report = start
         done = 0
@@ -126,6 +130,20 @@ class MCTSPlayer(Player):
         if avoid:
             self._root_moves = None  # a restricted root is no tree to reuse
         return result
+
+    def _add_root_priors(self, priors: dict[int, tuple[float, float]]) -> None:
+        tree = self.tree
+        root = int(tree.meta[ROOT])
+        first = int(tree.first_child[root])
+        for child in range(first, first + int(tree.n_children[root])):
+            prior = priors.get(int(tree.move[child]))
+            if prior is None:
+                continue
+            visits, value = prior
+            for array, amount in ((tree.prior_visits, visits), (tree.visits, visits), (tree.amaf_visits, visits),
+                                  (tree.prior_wins, visits * value), (tree.wins, visits * value),
+                                  (tree.wins_sq, visits * value), (tree.amaf_wins, visits * value)):
+                array[child] += amount
 
     def root_stats(self, position: Position) -> list[MoveStats]:
         tree = self.tree

@@ -374,3 +374,25 @@ def test_the_service_shows_a_minimax_book(store, store_url, compiled_engine):
         expand(store, book, 1)  # the answer follows the book as it grows
         again = client.get(f"/v1/books/{book.name}/lookup", params={"moves": ""}).json()
         assert again["value"] == pytest.approx(lookup(store, book, "").value)
+
+
+def test_soft_mode_gives_the_search_the_book_values_as_prior_visits(store, compiled_engine):
+    from obook.book.library import lookup
+    from obook.book.player import BookPlayer
+    from obook.errors import ObookError
+    from obook.go.position import Position
+    from obook.search.config import SearchConfig
+    from obook.search.players import make_player
+
+    book = minimax_book(store)
+    expand(store, book, 4)
+    found = lookup(store, book, "")
+    best = max(found.candidates, key=lambda c: c.value)
+    inner = make_player(SearchConfig.from_spec("playouts=200,seed=3"))
+    soft = BookPlayer(inner, store.url, book.name, soft_visits=1e6)
+    result = soft.genmove(Position(size=5, komi=0.5))
+    assert result.move == best.point  # the prior visits at the book's values steer the search
+    assert not soft.book_moves  # the search played, not the book
+    with pytest.raises(ObookError):
+        BookPlayer(make_player(SearchConfig.from_spec("algorithm=flat,playouts=50")), store.url, book.name,
+                   soft_visits=10)
