@@ -177,6 +177,9 @@ class BookProgress(BaseModel):
     games_set_aside: int = Field(0, description="games whose play failed OBOOK_MAX_GAME_FAILURES times: not played "
                                                 "again nor replaced")
     set_aside: list[SetAsideGame] = Field(default_factory=list, description="the newest of them, with their reasons")
+    expansions_done: int | None = Field(None, description="minimax book: expansions done (it has no games; "
+                                                          "in_flight lists the expansions being searched now)")
+    expansions_pending: int | None = Field(None, description="minimax book: expansions scheduled, not done")
 
 
 class WorkerOut(BaseModel):

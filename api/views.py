@@ -99,6 +99,13 @@ def in_flight(game: GameRow, book: BookInfo) -> InFlightGame:
                         lease_owner=game.lease_owner, updated_at=game.updated_at, stones=board)
 
 
+def expansion_in_flight(job, book: BookInfo) -> InFlightGame:
+    """An expansion being searched now, shown as the position it expands."""
+    position = replay(book.size, book.komi, book.superko, list(job.moves))
+    return InFlightGame(id=job.id, moves=list(job.moves), n_moves=len(job.moves), to_move=color_name(position.to_move),
+                        lease_owner=job.lease_owner, updated_at=job.lease_until, stones=stones(position))
+
+
 def progress(store: Store, limit: int, offset: int, games_limit: int, workers_limit: int,
              worker_seconds: float = 60.0) -> ProgressOut:
     now = utcnow()
@@ -111,10 +118,18 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
         books = []
         for c in page:
             book = c.book
+            if book.algorithm == "minimax":
+                from obook.store.minimax import expansion_counts, expansions_running
+
+                jobs = expansion_counts(conn, book.id)
+                running = [expansion_in_flight(job, book) for job in expansions_running(conn, book.id, games_limit)]
+                books.append((c, [], [], running, jobs.get("leased", 0), [], jobs))
+                continue
             playing = r.in_flight_games(conn, book.id, games_limit)
-            books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now), playing,
+            books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now),
+                          [in_flight(g, book) for g in playing],
                           r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing),
-                          set_aside_games(conn, book.id, limit=20) if c.set_aside else []))
+                          set_aside_games(conn, book.id, limit=20) if c.set_aside else [], None))
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
@@ -124,16 +139,18 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
                     games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
     out_books = []
-    for c, rate, growth, playing, playing_total, aside in books:
+    for c, rate, growth, playing, playing_total, aside, jobs in books:
         last_hour = last_hour_all.get(c.book.id, 0)
         out_books.append(BookProgress(
             name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
             games_in_progress=c.in_progress, games_last_hour=last_hour, games_per_hour=float(last_hour),
             rate=[RatePointOut(start=p.start, end=p.end, games=p.games, per_hour=round(p.per_hour, 3)) for p in rate],
             growth=[GrowthPointOut(at=p.at, finished=p.finished) for p in growth],
-            in_flight=[in_flight(g, c.book) for g in playing], in_flight_total=playing_total,
+            in_flight=playing, in_flight_total=playing_total,
             games_set_aside=c.set_aside,
-            set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside]))
+            set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside],
+            expansions_done=jobs.get("done", 0) if jobs is not None else None,
+            expansions_pending=jobs.get("pending", 0) if jobs is not None else None))
     out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],
                              book=names.get(w["book_id"]) if w["book_id"] is not None else None,
                              game_id=w["game_id"], moves=w["moves"].split(), started_at=w["started_at"],

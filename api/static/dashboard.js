@@ -81,16 +81,18 @@ function renderLive(book) {
   const box = $("live-boards");
   const games = book ? book.in_flight : [];
   const aside = book && book.games_set_aside ? `, ${book.games_set_aside} set aside after repeated failures` : "";
-  $("live-count").textContent = book ? `(${book.in_flight_total} game${book.in_flight_total === 1 ? "" : "s"}${aside})` : "";
+  const unit = book && book.algorithm === "minimax" ? "expansion" : "game";
+  const done = book && book.expansions_done != null ? `; ${book.expansions_done} done` : "";
+  $("live-count").textContent = book ? `(${book.in_flight_total} ${unit}${book.in_flight_total === 1 ? "" : "s"}${done}${aside})` : "";
   $("live-count").title = book && book.set_aside ? book.set_aside.map((g) => `game ${g.id}: ${g.reason}`).join("\n") : "";
   if (!games.length) {
-    box.replaceChildren(node("p", "no game is being played", { class: "muted" }));
+    box.replaceChildren(node("p", `no ${unit} is being ${unit === "game" ? "played" : "searched"}`, { class: "muted" }));
     return;
   }
   const cards = games.map((g) => {
     const card = node("div", "", { class: "card", "data-game": g.id });
     const who = g.lease_owner ? g.lease_owner.split(":").slice(-2, -1)[0] || g.lease_owner : "";
-    card.appendChild(node("div", `game ${g.id} · ${g.n_moves} moves · ${g.to_move} to play${who ? " · " + who : ""}`,
+    card.appendChild(node("div", `${unit} ${g.id} · ${g.n_moves} moves · ${g.to_move} to play${who ? " · " + who : ""}`,
                           { class: "caption" }));
     const svg = drawBoard(book.size, { stones: g.stones, numbers: true, last: g.moves[g.moves.length - 1] });
     svg.setAttribute("data-game", g.id);

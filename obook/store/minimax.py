@@ -140,6 +140,14 @@ def count_done(conn: Connection, book_id: int) -> int:
                                                                      JOBS.c.status == DONE)).scalar_one()
 
 
+def expansions_running(conn: Connection, book_id: int, limit: int) -> list[ExpansionRow]:
+    """Pending expansions whose lease is current (a worker searches them now), newest lease first."""
+    rows = conn.execute(select(JOBS).where(JOBS.c.book_id == book_id, JOBS.c.status == PENDING,
+                                           JOBS.c.lease_until >= db_time(conn))
+                        .order_by(JOBS.c.lease_until.desc(), JOBS.c.id).limit(limit))
+    return [_job(r) for r in rows]
+
+
 def scheduled(conn: Connection, book_id: int) -> set[tuple[int, int]]:
     """(position key, generation) of every expansion ever scheduled."""
     return {(to_unsigned(k), g) for k, g in conn.execute(select(JOBS.c.position_key, JOBS.c.generation).where(

@@ -396,3 +396,22 @@ def test_soft_mode_gives_the_search_the_book_values_as_prior_visits(store, compi
     with pytest.raises(ObookError):
         BookPlayer(make_player(SearchConfig.from_spec("algorithm=flat,playouts=50")), store.url, book.name,
                    soft_visits=10)
+
+
+def test_progress_shows_the_expansions_being_searched(store, store_url, compiled_engine):
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from obook.book.expansion import Expander
+    from obook.config import Settings
+
+    book = minimax_book(store)
+    expand(store, book, 3)
+    running = Expander(store, book, owner="host:9:build1:abc", lease_seconds=600).take()
+    with TestClient(create_app(store_url, Settings(api_cache_seconds=0))) as client:
+        progress = client.get("/v1/progress").json()
+    mine = next(b for b in progress["books"] if b["name"] == book.name)
+    assert mine["expansions_done"] == 3 and mine["expansions_pending"] == 1
+    assert [g["id"] for g in mine["in_flight"]] == [running.id]
+    assert mine["in_flight"][0]["moves"] == list(running.moves)
+    assert "host:9" not in str(mine["in_flight"][0]["lease_owner"])  # anonymous clients see a pseudonym
