@@ -351,7 +351,9 @@ class BookService:
     def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, bytes]:
         info = self.book(book)
         generation = self.generation(info)
-        return generation, self.lookup(info, spelled, min_games, generation).model_dump_json().encode()
+        # exclude_unset: a statistical book's answer has no minimax fields (the CLI's form, exactly)
+        answer = self.lookup(info, spelled, min_games, generation)
+        return generation, answer.model_dump_json(exclude_unset=True).encode()
 
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
