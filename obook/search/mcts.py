@@ -12,11 +12,11 @@ import time
 
 import numpy as np
 
-from obook.go import board as rules
-from obook.go.board import EMPTY, new_board
+from obook.go.board import new_board
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
+from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
 from obook.search.player import Player, cancelled, decide, resolve_seed
 from obook.search.result import MoveStats, SearchResult
@@ -188,25 +188,6 @@ class MCTSPlayer(Player):
     def result(self, position: Position, done: int, elapsed: float) -> SearchResult:
         stats = self.root_stats(position)
         return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]))
-
-
-def superko_allowed(position: Position) -> tuple[np.ndarray, bool]:
-    """``allowed[p]`` is 1 where the side to move may play under positional superko (the root's
-    children are restricted to these, ``kernel.expand_root``), and whether a move that simple ko
-    allows repeats an earlier position. The search never plays such a move, under simple ko too: it
-    is legal there, but it is how a game cycles (a capture cycle repeated to the move cap)."""
-    board = position.board
-    color = position.to_move
-    allowed = np.zeros(board.color.shape[0], np.uint8)
-    repeats = False
-    for p in position.points():
-        if board.color[p] != EMPTY or rules.simple_legality(board, p, color) != rules.LEGAL:
-            continue
-        if rules.superko_legality(board, p, color) == rules.LEGAL:
-            allowed[p] = 1
-        else:
-            repeats = True
-    return allowed, repeats
 
 
 __all__ = ["MCTSPlayer"]

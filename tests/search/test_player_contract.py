@@ -171,3 +171,17 @@ def test_a_node_costs_72_bytes():
     tree = new_tree(1000)
     per_node = sum(a.nbytes for name, a in tree._asdict().items() if name != "meta") / 1000
     assert per_node == NODE_BYTES == 72
+
+
+@pytest.mark.parametrize("algorithm", ["flat", "pp", "amaf", "depth2"])
+def test_the_pure_monte_carlo_players_never_repeat_a_position_under_simple_ko(algorithm):
+    simple = triple_ko(superko=False)
+    g8 = simple.point("G8")
+    assert simple.is_legal(g8)
+    from obook.search.flat import root_candidates
+
+    assert g8 not in root_candidates(simple)
+    fresh = Position.from_ascii(simple.to_ascii(coordinates=False), to_move="BW"[simple.to_move - 1])
+    assert g8 in root_candidates(fresh)  # the same stones without the history: G8 repeats nothing
+    player = make_player(f"algorithm={algorithm},playouts=400,seed=2")
+    assert player.genmove(simple).move != g8
