@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay
+from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay, require_keys
 from obook.book.lookup import BookLookup, book_lookup
 from obook.book.rules import ALGORITHMS, BETA, MVBM, THRESHOLDS
 from obook.errors import ObookError
@@ -41,6 +41,16 @@ def open_book_store(url: str | None = None, create: bool = False) -> Store:
         upgrade(store.url)
     store.check_schema()
     return store
+
+
+def open_keyed_book(store: Store, name: str, use: str) -> BookInfo:
+    """The book ``name`` for a use that computes its position keys (a lookup, verify, seed, export,
+    playing from it): ``EngineMismatch`` naming both versions when another engine version made it
+    (``keys.require_keys``). Listing or reading its games does not need this."""
+    with store.read() as conn:
+        book = get_book(conn, name)
+    require_keys(book, use)
+    return book
 
 
 @dataclass(frozen=True)

@@ -88,11 +88,10 @@ def _store(args, create: bool = False):
     return open_book_store(args.db, create=create)
 
 
-def _book(store, name):
-    from obook.store.books import get_book
+def _keyed_book(store, name, use):
+    from obook.book.library import open_keyed_book
 
-    with store.read() as conn:
-        return get_book(conn, name)
+    return open_keyed_book(store, name, use)
 
 
 # ---- build -----------------------------------------------------------------------------------------
@@ -222,7 +221,7 @@ def cmd_seed(args) -> int:
 
     files = _sgf_files(args.files)
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "seed it")
     policy = MOVES_ONLY if args.moves_only else ACCEPT if args.accept_komi else REFUSE
     report = seed_book(store, book, files, policy)
     for path, entries in report.by_file().items():
@@ -248,7 +247,7 @@ def cmd_export(args) -> int:
     from obook.errors import ObookError
 
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "export it")
     data, nodes = export_book(store, book, min_games=args.min_games, depth=args.depth)
     try:
         args.sgf.write_bytes(data)
@@ -263,7 +262,7 @@ def cmd_lookup(args) -> int:
     from obook.book.lookup import lookup_document
 
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "look positions up in it")
     found = lookup(store, book, args.moves, min_games=args.min_games)
     if args.json:
         print(json.dumps(lookup_document(found, brief=True), indent=2))
@@ -296,7 +295,7 @@ def cmd_verify(args) -> int:
     from obook.book.library import verify
 
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "repair it" if args.repair else "verify it")
     result = verify(store, book, repair=args.repair)
     print(f"book {book.name!r}: {result.games} finished games, {result.rows} statistics rows")
     _print_set_aside(store, book)
@@ -332,6 +331,7 @@ def _print_set_aside(store, book, file=None) -> int:
 
 def cmd_books(args) -> int:
     from obook.book.build import games_at_move_cap
+    from obook.book.keys import ENGINE_VERSION
     from obook.store.books import list_books
     from obook.store.games import game_counts
 
@@ -343,9 +343,11 @@ def cmd_books(args) -> int:
         print(f"no books in {store.name}")
     for b in books:
         c = counts.get(b.id, {})
+        other = (f"; engine version {b.engine_version}, not this obook's {ENGINE_VERSION}: its keys cannot be used"
+                 if b.engine_version != ENGINE_VERSION else "")
         print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
               f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
-              f"{c.get('in_progress', 0)} in progress")
+              f"{c.get('in_progress', 0)} in progress{other}")
     return 0
 
 
