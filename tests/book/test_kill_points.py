@@ -40,8 +40,8 @@ def searches_repeated(url: str) -> int:
     return sum(s - o.count("m") - (1 if (r or "").endswith("+R") else 0) for s, o, r in rows)
 
 
-def test_kills_at_each_point_of_the_embedded_build_then_a_killed_repair(tmp_path, compiled_engine):
-    url = f"sqlite:///{tmp_path / 'k.db'}"
+def test_kills_at_each_point_of_the_embedded_build_then_a_killed_repair(store_url, compiled_engine):
+    url = store_url
     target, kills, figures = 0, 0, []
     build = ["build", "--db", url, "--book", "k", "--workers", "2", "--quiet", *BUILD]
     for point, n in POINTS:
