@@ -18,6 +18,7 @@ driver and workers whose clocks disagree still agree on which lease has expired.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -30,6 +31,8 @@ from obook.errors import ObookError
 from obook.store.faults import clock_offset
 from obook.store.migrate import head_revision
 from obook.store.urls import describe_url, normalise_url
+
+log = logging.getLogger(__name__)
 
 
 class StoreError(ObookError):
@@ -143,9 +146,14 @@ class Store:
         before, asynchronous ones included (the WAL is flushed in order). SQLite (WAL mode,
         ``synchronous=NORMAL``): a full checkpoint, which syncs the WAL and copies it into the file."""
         if self.is_sqlite:
+            import sqlite3
+
             raw = self.writer.raw_connection()
             try:
                 busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
+            except sqlite3.OperationalError as exc:  # locked past busy_timeout: not yet, ask again
+                log.warning("cannot checkpoint %s yet: %s", self.name, exc)
+                return False
             finally:
                 raw.close()
             return busy == 0
