@@ -2,7 +2,8 @@
 error answers and the dashboard. Run it with ``obook serve`` (or ``uvicorn --factory api.app:create_app``).
 
 Errors are answers, never tracebacks: an unknown book or game is 404, a malformed or illegal move
-422 naming the move and the reason, a database that cannot be reached 503. What would help an
+422 naming the move and the reason, a lookup or export of a book made by another engine version 409
+naming both versions, a database that cannot be reached 503. What would help an
 attacker (the database's URL and host, worker host names and pids, lease owners) is shown only to
 a request with the admin token; anonymous clients get the same answers without it.
 """
@@ -24,6 +25,7 @@ from api.routers import books, games, progress
 from api.schemas import HealthOut
 from api.service import BookService, GameNotFound, OutOfBook
 from obook import __version__
+from obook.book.keys import EngineMismatch
 from obook.config import Settings, settings as default_settings
 from obook.errors import ObookError
 from obook.store.books import BookNotFound
@@ -64,6 +66,9 @@ def _add_error_answers(app: FastAPI) -> None:
     async def out_of_book(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc), "out_of_book": True}, status_code=404)
 
+    async def conflict(_request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=409)
+
     async def bad_input(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
@@ -79,6 +84,7 @@ def _add_error_answers(app: FastAPI) -> None:
     app.add_exception_handler(GameNotFound, not_found)
     app.add_exception_handler(OutOfBook, out_of_book)
     app.add_exception_handler(StoreError, unavailable)
+    app.add_exception_handler(EngineMismatch, conflict)
     app.add_exception_handler(ObookError, bad_input)
 
 

@@ -16,6 +16,8 @@ class ErrorOut(BaseModel):
 
 
 BAD_INPUT = {422: {"model": ErrorOut, "description": "a parameter the service cannot use, named with the reason"}}
+OTHER_ENGINE = {409: {"model": ErrorOut, "description": "the book was made by another engine version (both named): "
+                                                       "its position keys are not this obook's"}}
 UNAVAILABLE = {503: {"model": ErrorOut, "description": "the database cannot be reached or is at another schema"}}
 
 

@@ -26,7 +26,7 @@ import anyio.to_thread
 
 from api import views
 from api.schemas import GameList, GameOut, LookupOut, ProgressOut, Stone
-from obook.book.keys import BookGameError, replay
+from obook.book.keys import BookGameError, replay, require_keys
 from obook.book.library import parse_book_moves
 from obook.book.lookup import book_lookup, minimax_lookup
 from obook.book.rules import MINIMAX
@@ -285,6 +285,13 @@ class BookService:
             self.books.put(name, book)
         return book
 
+    def keyed_book(self, name: str, use: str) -> BookInfo:
+        """The book for a use that computes its position keys (``obook.book.keys.require_keys``:
+        another engine version's book is refused, HTTP 409)."""
+        book = self.book(name)
+        require_keys(book, use)
+        return book
+
     def generation(self, book: BookInfo) -> int:
         """The book's current generation, asking the database when the last check is stale."""
         version = self.versions.get(book.name)
@@ -349,7 +356,7 @@ class BookService:
         return body
 
     def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, bytes]:
-        info = self.book(book)
+        info = self.keyed_book(book, "look positions up in it")
         generation = self.generation(info)
         # exclude_unset: a statistical book's answer has no minimax fields (the CLI's form, exactly)
         answer = self.lookup(info, spelled, min_games, generation)
@@ -447,7 +454,7 @@ class BookService:
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
         from obook.book.sgfio import export_book
 
-        data, _ = export_book(self.store, self.book(book), min_games=min_games, depth=depth, max_nodes=max_nodes)
+        data, _ = export_book(self.store, self.keyed_book(book, "export it"), min_games=min_games, depth=depth, max_nodes=max_nodes)
         return data
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:

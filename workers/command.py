@@ -16,7 +16,7 @@ def register(subparsers) -> None:
     actions = p.add_subparsers(dest="grid_action", metavar="ACTION")
     r = actions.add_parser("run", help="the driver: keep games in play until the book has its target")
     r.add_argument("--book", required=True, help="book name (created when new, with the options below)")
-    r.add_argument("--target-games", type=int, required=True, help="finished games the book should have")
+    r.add_argument("--target-games", type=int, required=True, help="finished self-play games the book should have (seed games not counted)")
     r.add_argument("--size", type=int, default=None, help="new book: board size (9)")
     r.add_argument("--komi", type=float, default=None, help="new book: komi (7.5)")
     r.add_argument("--algorithm", choices=("mbm", "mvbm", "beta", "minimax"), default=None,
@@ -82,7 +82,8 @@ def cmd_grid_run(args) -> int:
         return store, book, plan, celery_driver(store, plan)
 
     store, book, plan, driver = _retrying_store_errors(start, log)
-    log.info("book %r in %s, target %d finished games, queue %r", book.name, store.name, plan.target, s.queue)
+    log.info("book %r in %s, target %d finished self-play games, queue %r", book.name, store.name, plan.target,
+             s.queue)
     last = {"line": None}
 
     def report(step) -> None:
@@ -98,10 +99,10 @@ def cmd_grid_run(args) -> int:
         log.error("stopped after %.0f s before the target", args.max_seconds)
         return 1
     if final.set_aside:
-        log.error("stopped: book %r has %d finished games and %d game(s) set aside after repeated failures "
+        log.error("stopped: book %r has %d finished self-play games and %d game(s) set aside after repeated failures "
                   "(see `obook verify --book %s`)", book.name, final.finished, final.set_aside, book.name)
         return 1
-    print(f"done: book {book.name!r} has {final.finished} finished games")
+    print(f"done: book {book.name!r} has {final.finished} finished self-play games, confirmed on disk")
     return 0
 
 

@@ -16,8 +16,8 @@ from sqlalchemy import event
 
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_shutting_down
 
-from obook.book.keys import ENGINE_VERSION
-from obook.book.selfplay import EngineMismatch, SelfPlayer, warm_up
+from obook.book.keys import ENGINE_VERSION, EngineMismatch
+from obook.book.selfplay import SelfPlayer, warm_up
 from obook.config import settings
 from obook.grid.slices import play_slice
 from obook.store.books import BookNotFound, get_book

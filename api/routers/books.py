@@ -8,7 +8,8 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.deps import BookName, Limit, MinGames, Moves, Offset, Reveal, Service
 from api.views import redact_game
-from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut, OutOfBookOut
+from api.schemas import (BAD_INPUT, OTHER_ENGINE, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut,
+                         OutOfBookOut)
 
 router = APIRouter(prefix="/v1/books", tags=["books"], responses={**BAD_INPUT, **UNAVAILABLE})
 
@@ -24,7 +25,7 @@ async def list_books(service: Service, limit: Limit = 50, offset: Offset = 0) ->
     return BookList(total=total, limit=limit, offset=offset, items=items)
 
 
-@router.get("/{book}/lookup", response_model=LookupOut, responses={**NOT_FOUND, **BAD_MOVES})
+@router.get("/{book}/lookup", response_model=LookupOut, responses={**NOT_FOUND, **BAD_MOVES, **OTHER_ENGINE})
 async def lookup(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> Response:
     """The position after ``moves``: every move the population played there (symmetries and
     transpositions resolved, in the caller's orientation) with games, wins, win rate and share of
@@ -35,7 +36,7 @@ async def lookup(book: BookName, service: Service, moves: Moves = "", min_games:
 
 @router.get("/{book}/move", response_model=MoveOut,
             responses={404: {"model": OutOfBookOut, "description": "out of book, or no book of that name"},
-                       **BAD_MOVES})
+                       **BAD_MOVES, **OTHER_ENGINE})
 async def book_move(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> MoveOut:
     """Just the book's move after ``moves`` (the usage rule), or 404 with ``out_of_book: true``."""
     found = await service.book_move(book, moves, min_games)
@@ -59,7 +60,7 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
 
 @router.get("/{book}/export.sgf", response_class=Response, responses={
     200: {"content": {"application/x-go-sgf": {"schema": {"type": "string"}}}, "description": "the book as SGF"},
-    **NOT_FOUND})
+    **NOT_FOUND, **OTHER_ENGINE})
 async def export_sgf(book: BookName, service: Service,
                      min_games: MinGames = 1,
                      depth: Annotated[int | None, Query(ge=1, le=400, description="moves from the root")] = None,

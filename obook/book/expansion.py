@@ -19,9 +19,9 @@ from __future__ import annotations
 import logging
 import os
 
-from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay
+from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_keys
 from obook.book.minimax import CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs
-from obook.book.selfplay import check_engine, move_seed, mutation_config
+from obook.book.selfplay import move_seed, mutation_config
 from obook.go.board import PASS
 from obook.go.position import Position
 from obook.search.player import CancelToken
@@ -48,7 +48,7 @@ class Expander:
                  kind: str = "local", constants: MinimaxConstants = CONSTANTS):
         from obook.config import settings
 
-        check_engine(book)
+        require_keys(book, "expand it")
         self.store = store
         self.book = book
         self.constants = constants

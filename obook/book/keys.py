@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from obook.errors import IllegalMoveError
+from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS
 from obook.go.symmetry import N_SYMMETRIES, symmetric_keys, symmetry_maps
 from obook.go.zobrist import KEY_VERSION
@@ -48,6 +48,21 @@ def depth_limit(depth: int) -> int | None:
 def within_depth(depth: int, moves_played: int) -> bool:
     """True while the book counts (and self-play consults) the move after ``moves_played`` moves."""
     return depth <= 0 or moves_played < depth
+
+
+class EngineMismatch(ObookError):
+    """The book was made by other rules or keys than this obook's: its statistics are keyed by
+    other position keys (an upgrade that changed them)."""
+
+
+def require_keys(book, use: str) -> None:
+    """Refuse to ``use`` (compute position keys for) a ``BookInfo`` made by another engine version,
+    naming both versions. Every use of a book's keys goes through here (``library.open_keyed_book``
+    and self-play); reading a book's games does not need it."""
+    if book.engine_version != ENGINE_VERSION:
+        raise EngineMismatch(f"book {book.name!r} was made by engine version {book.engine_version}; this obook is "
+                             f"{ENGINE_VERSION}, whose position keys do not match: refusing to {use} "
+                             "(use the obook that made it, or build a new book)")
 
 
 class BookGameError(IllegalMoveError):

@@ -7,15 +7,16 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay
+from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay, require_keys
 from obook.book.lookup import BookLookup, book_lookup
 from obook.book.rules import ALGORITHMS, BETA, MINIMAX, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book
+from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book, lock_book
 from obook.store.db import Store, StoreError, open_store
+from obook.store.faults import kill_point
 from obook.store.games import finished_games
 from obook.store.stats import all_stats, replace_stats, rows_reader
 from obook.store.urls import missing_sqlite_file
@@ -40,6 +41,16 @@ def open_book_store(url: str | None = None, create: bool = False) -> Store:
         upgrade(store.url)
     store.check_schema()
     return store
+
+
+def open_keyed_book(store: Store, name: str, use: str) -> BookInfo:
+    """The book ``name`` for a use that computes its position keys (a lookup, verify, seed, export,
+    playing from it): ``EngineMismatch`` naming both versions when another engine version made it
+    (``keys.require_keys``). Listing or reading its games does not need this."""
+    with store.read() as conn:
+        book = get_book(conn, name)
+    require_keys(book, use)
+    return book
 
 
 @dataclass(frozen=True)
@@ -152,36 +163,67 @@ class Verification:
         return not (self.missing or self.extra or self.bad_games)
 
 
+@dataclass
+class Recount:
+    stats: Stats
+    games: int  # finished games counted
+    bad: list[tuple[int, str]]  # finished games that do not replay: (id, why)
+    seen: set[int]  # ids of every finished game read (counted or bad)
+
+
+def recount(conn, book: BookInfo, skip: set[int] = frozenset()) -> Recount:
+    """The statistics as a pure function of the finished games the caller's transaction sees
+    (leaving out the ids in ``skip``)."""
+    result = Recount({}, 0, [], set())
+    for game_id, moves, winner, result_text in finished_games(conn, book.id):
+        if game_id in skip:
+            continue
+        result.seen.add(game_id)
+        try:
+            contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(),
+                                              game_outcome(winner, result_text), book.depth)
+        except BookGameError as exc:
+            result.bad.append((game_id, str(exc)))
+            continue
+        result.games += 1
+        add_to(result.stats, contribution)
+    return result
+
+
+def add_to(stats: Stats, more: Stats) -> None:
+    for k, (g, w, d) in more.items():
+        old = stats.get(k, (0, 0, 0))
+        stats[k] = (old[0] + g, old[1] + w, old[2] + d)
+
+
 def recompute_stats(store: Store, book: BookInfo) -> tuple[Stats, int, list[tuple[int, str]]]:
-    """The statistics as a pure function of the finished games."""
-    stats: Stats = {}
-    games = 0
-    bad: list[tuple[int, str]] = []
-    with store.read() as conn:
-        for game_id, moves, winner, result in finished_games(conn, book.id):
-            try:
-                contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(),
-                                                  game_outcome(winner, result), book.depth)
-            except BookGameError as exc:
-                bad.append((game_id, str(exc)))
-                continue
-            games += 1
-            for k, (g, w, d) in contribution.items():
-                old = stats.get(k, (0, 0, 0))
-                stats[k] = (old[0] + g, old[1] + w, old[2] + d)
-    return stats, games, bad
+    """(statistics, games counted, bad games) recomputed from one snapshot of the finished games."""
+    with store.snapshot() as conn:
+        result = recount(conn, book)
+    return result.stats, result.games, result.bad
 
 
 def verify(store: Store, book: BookInfo, repair: bool = False) -> Verification:
-    expected, games, bad = recompute_stats(store, book)
-    with store.read() as conn:
+    """Compare the stored statistics with the recount of the finished games, both read from one
+    snapshot, so that games finishing meanwhile (a live build) make no false difference. The
+    repair replaces them under the book's exclusive lock (finishes wait for it, ``add_stats``),
+    after counting the games that finished since the snapshot: every finish is counted once,
+    in the replacement or after it."""
+    with store.snapshot() as conn:
+        counted = recount(conn, book)
         stored = all_stats(conn, book.id)
+    expected = counted.stats
     missing = [(k, m, v) for (k, m), v in expected.items() if stored.get((k, m)) != v]
     extra = [(k, m, v) for (k, m), v in stored.items() if (k, m) not in expected]
     if repair and (missing or extra):
         with store.write() as conn:
-            replace_stats(conn, book.id, expected)
-    return Verification(games, len(stored), missing, extra, bad)
+            lock_book(conn, book.id)
+            late = recount(conn, book, skip=counted.seen)
+            replacement = dict(expected)
+            add_to(replacement, late.stats)
+            kill_point("repair")
+            replace_stats(conn, book.id, replacement)
+    return Verification(counted.games, len(stored), missing, extra, counted.bad)
 
 
 # ---- verify a minimax book ------------------------------------------------------------------------------

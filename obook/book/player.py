@@ -7,11 +7,12 @@ result (a ``BookResult``) carries the book's figures (games as visits, win rates
 analysis shows them; elsewhere the wrapped search plays. The book is read from the store once per
 position and kept in memory for the life of the player.
 
-A book is used only in games of its size and komi, and only by the engine version that made its
-keys (``obook.book.keys.ENGINE_VERSION``): ``book_mismatch`` says, in one line naming both values,
-why a book can never be used in a game. What the player's moves were is recorded by whoever plays
-them (``record_move``: the GTP engine, for the moves it plays, not for analysis): per game and
-colour, the number of book moves and the ply of the first own move not from the book.
+A book is used only in games of its size and komi (``book_mismatch`` says, in one line naming both
+values, why a book can never be used in a game), and only by the engine version that made its keys
+(``obook.book.keys.ENGINE_VERSION``): another version's book is refused when the player opens it.
+What the player's moves were is recorded by whoever plays them (``record_move``: the GTP engine,
+for the moves it plays, not for analysis): per game and colour, the number of book moves and the
+ply of the first own move not from the book.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from obook.book.keys import ENGINE_VERSION
 from obook.book.lookup import BookLookup, book_lookup
 from obook.book.rules import MINIMAX
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
 from obook.search.player import Player
 from obook.search.result import MoveStats, SearchResult
-from obook.store.books import BookInfo, get_book
+from obook.store.books import BookInfo
 from obook.store.stats import Rows, position_stats
 
 COLOR_WORDS = {BLACK: "black", WHITE: "white"}
@@ -38,10 +38,7 @@ class BookResult(SearchResult):
 
 def book_mismatch(book: BookInfo, size: int, komi: float, where: str = "this game") -> str | None:
     """Why ``book`` can never be used in a game of ``size`` and ``komi``, naming both values; None
-    when it can."""
-    if book.engine_version != ENGINE_VERSION:
-        return (f"book {book.name!r} was made by engine version {book.engine_version}; this obook is "
-                f"{ENGINE_VERSION}, whose position keys do not match")
+    when it can. (A book of another engine version is refused when it is opened.)"""
     if size != book.size or komi != book.komi:
         return (f"book {book.name!r} is for {book.size}x{book.size} komi {book.komi:g}; "
                 f"{where} is {size}x{size} komi {komi:g}")
@@ -67,13 +64,12 @@ class BookPlay:
 class BookPlayer(Player):
     def __init__(self, inner: Player, store_url: str | None, book_name: str, min_games: int = 1,
                  max_moves: int | None = None, soft_visits: float = 0.0):
-        from obook.book.library import open_book_store
+        from obook.book.library import open_book_store, open_keyed_book
 
         self.inner = inner
         self.config = inner.config
         self.store = open_book_store(store_url)
-        with self.store.read() as conn:
-            self.book = get_book(conn, book_name)
+        self.book = open_keyed_book(self.store, book_name, "play from it")
         self.min_games = max(1, min_games)
         self.soft_visits = soft_visits  # > 0: a minimax book's values are prior visits of the search, no book move
         if soft_visits > 0:
@@ -92,7 +88,7 @@ class BookPlayer(Player):
         return book_mismatch(self.book, size, komi)
 
     def applies_to(self, position: Position) -> bool:
-        return (self.book.engine_version == ENGINE_VERSION and position.size == self.book.size
+        return (position.size == self.book.size
                 and position.komi == self.book.komi and not position.setup_black and not position.setup_white
                 and (self.max_moves is None or len(position.moves) < self.max_moves))
 

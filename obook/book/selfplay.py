@@ -19,10 +19,10 @@ import os
 import random
 from dataclasses import dataclass
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, game_outcome, opening_statistics, replay, within_depth
+from obook.book.keys import (ENGINE_VERSION, BookGameError, game_outcome, opening_statistics, replay, require_keys,
+                             within_depth)
 from obook.book.lookup import book_lookup
 from obook.book.rules import Candidate
-from obook.errors import ObookError
 from obook.go.board import BLACK
 from obook.go.position import Position
 from obook.search.config import SearchConfig
@@ -40,10 +40,6 @@ log = logging.getLogger(__name__)
 BOOK, SEARCH, SEED = "b", "m", "s"  # where a move came from (games.origins)
 OWNERSHIP_PLAYOUTS = 600  # playouts that decide which stones are dead when both players pass
 BOOK_RNG_MOVES = 2 * 10**6  # move_seed(game seed, this + move number) seeds a BETA book's sampling
-
-
-class EngineMismatch(ObookError):
-    """The book was built with other rules or keys than this obook's: its statistics would be wrong."""
 
 
 def move_seed(game_seed: int, move_number: int) -> int:
@@ -75,14 +71,6 @@ def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
     from obook.search.warmup import warm_up as compile_engine
 
     compile_engine(policies, progress=None if is_warm() else sys.stderr)
-
-
-def check_engine(book: BookInfo) -> None:
-    if book.engine_version != ENGINE_VERSION:
-        raise EngineMismatch(
-            f"book {book.name!r} was built with engine version {book.engine_version}, this obook is "
-            f"{ENGINE_VERSION}: refusing to add games to it"
-        )
 
 
 @dataclass
@@ -119,7 +107,7 @@ class SelfPlayer:
                  heartbeat_seconds: float = 0.0):
         from obook.config import settings
 
-        check_engine(book)
+        require_keys(book, "add games to it")
         self.book = book
         self.config = mutation_config(book, seconds)
         think = self.config.seconds or 1.0

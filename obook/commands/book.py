@@ -90,11 +90,10 @@ def _store(args, create: bool = False):
     return open_book_store(args.db, create=create)
 
 
-def _book(store, name):
-    from obook.store.books import get_book
+def _keyed_book(store, name, use):
+    from obook.book.library import open_keyed_book
 
-    with store.read() as conn:
-        return get_book(conn, name)
+    return open_keyed_book(store, name, use)
 
 
 # ---- build -----------------------------------------------------------------------------------------
@@ -226,7 +225,7 @@ def cmd_seed(args) -> int:
 
     files = _sgf_files(args.files)
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "seed it")
     policy = MOVES_ONLY if args.moves_only else ACCEPT if args.accept_komi else REFUSE
     report = seed_book(store, book, files, policy)
     for path, entries in report.by_file().items():
@@ -252,7 +251,7 @@ def cmd_export(args) -> int:
     from obook.errors import ObookError
 
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "export it")
     data, nodes = export_book(store, book, min_games=args.min_games, depth=args.depth)
     try:
         args.sgf.write_bytes(data)
@@ -267,7 +266,7 @@ def cmd_lookup(args) -> int:
     from obook.book.lookup import lookup_document
 
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "look positions up in it")
     found = lookup(store, book, args.moves, min_games=args.min_games)
     if book.algorithm == "minimax":
         return _print_minimax_lookup(found, args.json)
@@ -326,7 +325,7 @@ def cmd_verify(args) -> int:
     from obook.book.library import verify
 
     store = _store(args)
-    book = _book(store, args.book)
+    book = _keyed_book(store, args.book, "repair it" if args.repair else "verify it")
     if book.algorithm == "minimax":
         return _verify_minimax(store, book, args.repair)
     result = verify(store, book, repair=args.repair)
@@ -381,6 +380,7 @@ def _print_set_aside(store, book, file=None) -> int:
 
 def cmd_books(args) -> int:
     from obook.book.build import games_at_move_cap
+    from obook.book.keys import ENGINE_VERSION
     from obook.store.books import list_books
     from obook.store.games import game_counts
 
@@ -392,17 +392,19 @@ def cmd_books(args) -> int:
         print(f"no books in {store.name}")
     for b in books:
         c = counts.get(b.id, {})
+        other = (f"; engine version {b.engine_version}, not this obook's {ENGINE_VERSION}: its keys cannot be used"
+                 if b.engine_version != ENGINE_VERSION else "")
         if b.algorithm == "minimax":
             from obook.store.minimax import expansion_counts, node_count
 
             with store.read() as conn:
                 jobs, nodes = expansion_counts(conn, b.id), node_count(conn, b.id)
             print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} MINIMAX ({b.search or 'default search'}), "
-                  f"{nodes} nodes, {jobs.get('done', 0)} expansions done, {jobs.get('pending', 0)} pending")
+                  f"{nodes} nodes, {jobs.get('done', 0)} expansions done, {jobs.get('pending', 0)} pending{other}")
             continue
         print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
               f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
-              f"{c.get('in_progress', 0)} in progress")
+              f"{c.get('in_progress', 0)} in progress{other}")
     return 0
 
 

@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
         raise ObookError(f"--size {args.size} is outside {MIN_SIZE}..{MAX_BOARD_SIZE}")
     if args.ownership_playouts < 1:
         raise ObookError("--ownership-playouts must be at least 1")
+    if args.book:  # a missing book, or one of another engine version, is refused before anything starts
+        from obook.book.library import open_book_store, open_keyed_book
+
+        open_keyed_book(open_book_store(args.book_db), args.book, "play from it")
     from obook.search.config import SearchConfig
     from obook.search.warmup import warm_up_in_background
 

@@ -11,6 +11,8 @@ is read from the store at each step.
   or the message that carried its token was lost) is put under a fresh token and sent. A token
   older than a few seconds whose message the broker no longer has (neither waiting nor reserved by
   a worker) is replaced at once, so a broker restart costs seconds, not a lease.
+- **What it counts.** Self-play games only, as the embedded build does: seed games are not part of
+  the target.
 - **When it stops.** When the book has no game in progress and no more to create: ``target``
   finished games, or fewer when games were set aside (their play failed ``OBOOK_MAX_GAME_FAILURES``
   times: a poison game is not replaced). ``DriverStep.set_aside`` says how many.
@@ -19,6 +21,12 @@ is read from the store at each step.
   wants in flight, and sends every pending expansion whose lease is free or expired under a fresh
   token; it stops when ``target`` expansions are done. A duplicate delivery finds the expansion
   done or held by another token and does nothing.
+- **Durable when it says done.** Workers commit moves asynchronously on PostgreSQL
+  (``synchronous_commit = off``), but every finish commits synchronously (``finish_game``), and a
+  finish is visible to the driver only once it is on disk. Before ``run`` reports done it also
+  confirms that everything committed so far is on disk (``Store.confirm_durable``: a synchronous
+  commit, whose WAL flush covers every earlier commit, a set-aside game's included), so a database
+  crash right after "done" loses nothing the driver counted.
 - **Whose clock.** Whether a lease has expired is asked of the database (its clock), so a driver
   whose clock runs ahead of a worker's does not take that worker's games.
 """
@@ -37,7 +45,7 @@ from obook.store.books import get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import game_counts, games_in_flight
 from obook.store.leases import GameLease
-from obook.store.models import FINISHED, IN_PROGRESS, SET_ASIDE
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE
 from obook.store.workers import live_workers
 
 log = logging.getLogger(__name__)
@@ -69,6 +77,7 @@ class DriverStep:
     created: list[int] = field(default_factory=list)
     sent: list[int] = field(default_factory=list)
     done: bool = False
+    durable: bool = False  # done, and everything counted confirmed on disk (``Driver.run``)
 
 
 def wanted_in_flight(live_workers: int, minimum: int) -> int:
@@ -95,7 +104,7 @@ class Driver:
         if book.algorithm == MINIMAX:
             return self.step_expansions()
         with self.store.read() as conn:
-            counts = game_counts(conn, book.id).get(book.id, {})
+            counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
         finished, in_progress, set_aside = counts.get(FINISHED, 0), counts.get(IN_PROGRESS, 0), counts.get(SET_ASIDE, 0)
         live = self.live_workers()
         wanted = wanted_in_flight(live, self.plan.min_in_flight)
@@ -177,18 +186,21 @@ class Driver:
         return sent
 
     def run(self, on_step: Callable[[DriverStep], None] | None = None, max_seconds: float | None = None) -> DriverStep:
-        """Step until the book has its target (or ``max_seconds`` pass); store errors are waited out."""
+        """Step until the book has its target, confirmed on disk (or ``max_seconds`` pass); store
+        errors are waited out."""
         started = time.monotonic()
         while True:
             try:
                 step = self.step()
+                if step.done:
+                    step.durable = self.store.confirm_durable()
             except StoreError as exc:
                 log.warning("store unreachable, retrying: %s", exc)
                 time.sleep(self.plan.poll)
                 continue
             if on_step is not None:
                 on_step(step)
-            if step.done:
+            if step.done and step.durable:
                 return step
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 return step

@@ -27,7 +27,7 @@ from typing import Callable
 
 from obook.book.selfplay import SelfPlayer
 from obook.store.db import StoreError
-from obook.store.faults import check_poison
+from obook.store.faults import check_poison, kill_point
 from obook.store.leases import GameLease, LeaseLost
 from obook.store.models import SET_ASIDE
 
@@ -123,6 +123,7 @@ def hand_over(lease: GameLease, game_id: int, hand_on: HandOn, attempts: int = 1
                 log.warning("game %d: cannot hand the lease on (%s); it will expire", game_id, exc)
                 return False
             time.sleep(0.5 * (attempt + 1))
+    kill_point("after_hand_on")
     try:
         hand_on(game_id, token)
     except Exception as exc:  # noqa: BLE001 - any broker failure: the driver resends after the token expires

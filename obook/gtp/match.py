@@ -122,14 +122,12 @@ def check_books(engines: list[EngineSpec], settings: "MatchSettings") -> None:
     for role, spec in zip("AB", engines):
         if spec.book is None:
             continue
-        from obook.book.library import open_book_store
+        from obook.book.library import open_book_store, open_keyed_book
         from obook.book.player import book_mismatch
-        from obook.store.books import get_book
 
         try:
             store = open_book_store(spec.book_db)
-            with store.read() as conn:
-                book = get_book(conn, spec.book)
+            book = open_keyed_book(store, spec.book, "play from it")
         except ObookError as exc:
             raise MatchError(f"engine {role} ({spec.label}): {exc}") from None
         problem = book_mismatch(book, settings.size, settings.komi, where="this match")

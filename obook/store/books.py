@@ -73,8 +73,10 @@ def list_books(conn: Connection) -> list[BookInfo]:
     return [book_from_row(r) for r in conn.execute(select(BOOKS).order_by(BOOKS.c.name))]
 
 
-def lock_book(conn: Connection, book_id: int) -> None:
-    """Serialise the callers that create games for one book (PostgreSQL row lock; SQLite's
-    ``BEGIN IMMEDIATE`` already serialises every writer)."""
+def lock_book(conn: Connection, book_id: int, shared: bool = False) -> None:
+    """Take the book's lock until the caller's transaction ends (PostgreSQL row lock; SQLite's
+    ``BEGIN IMMEDIATE`` already serialises every writer). Exclusive: the callers that create a
+    book's games, and a repair that replaces its statistics; ``shared``: every transaction that adds
+    statistics (a finish, a seed), so that many add at once but none while a repair replaces them."""
     if conn.dialect.name == "postgresql":
-        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update())
+        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update(read=shared))

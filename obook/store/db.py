@@ -18,6 +18,7 @@ driver and workers whose clocks disagree still agree on which lease has expired.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -30,6 +31,8 @@ from obook.errors import ObookError
 from obook.store.faults import clock_offset
 from obook.store.migrate import head_revision
 from obook.store.urls import describe_url, normalise_url
+
+log = logging.getLogger(__name__)
 
 
 class StoreError(ObookError):
@@ -64,6 +67,14 @@ def db_time(conn: Connection, offset_seconds: float = 0.0):
         return func.statement_timestamp() + literal(dt.timedelta(seconds=offset_seconds))
     shift = offset_seconds + clock_offset()
     return func.strftime("%Y-%m-%d %H:%M:%f000", "now", f"{shift:+.3f} seconds")
+
+
+def synchronous_commit(conn: Connection) -> None:
+    """Make the caller's transaction commit synchronously (wait for the disk) on PostgreSQL, whatever
+    the session's ``synchronous_commit`` (grid workers set it off for their moves); SQLite's
+    commits are as its ``synchronous`` pragma says."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(text("SET LOCAL synchronous_commit TO on"))
 
 
 def dialect_insert(conn: Connection):
@@ -111,6 +122,45 @@ class Store:
     def write(self) -> Iterator[Connection]:
         with self._connect(self.writer) as conn:
             yield conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """A read-only transaction that sees one state of the database in all its statements,
+        however many transactions commit meanwhile: PostgreSQL's REPEATABLE READ (its default,
+        READ COMMITTED, takes a new snapshot at each statement); on SQLite in WAL mode every read
+        transaction already does (from its first read on). For a comparison of two reads, e.g.
+        the games with the statistics (``obook verify``) while a build finishes games."""
+        if self.is_sqlite:
+            with self.read() as conn:
+                yield conn
+            return
+        with self._connect(self.engine.execution_options(isolation_level="REPEATABLE READ",
+                                                         postgresql_readonly=True)) as conn:
+            yield conn
+
+    def confirm_durable(self) -> bool:
+        """Wait until every transaction committed before this call is on disk; True once it is.
+        PostgreSQL: a transaction that takes a transaction id (so that it writes a commit record)
+        commits with ``synchronous_commit = on``; its commit waits for the WAL to be flushed up to
+        its commit record, which lies after the commit record of every transaction committed
+        before, asynchronous ones included (the WAL is flushed in order). SQLite (WAL mode,
+        ``synchronous=NORMAL``): a full checkpoint, which syncs the WAL and copies it into the file."""
+        if self.is_sqlite:
+            import sqlite3
+
+            raw = self.writer.raw_connection()
+            try:
+                busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
+            except sqlite3.OperationalError as exc:  # locked past busy_timeout: not yet, ask again
+                log.warning("cannot checkpoint %s yet: %s", self.name, exc)
+                return False
+            finally:
+                raw.close()
+            return busy == 0
+        with self.write() as conn:
+            synchronous_commit(conn)
+            on, xid = conn.execute(text("SELECT current_setting('synchronous_commit'), txid_current()")).one()
+        return on == "on" and xid is not None
 
     @contextmanager
     def statements(self) -> Iterator[Connection]:

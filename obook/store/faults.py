@@ -6,13 +6,23 @@ only and off unless its environment variable is set:
   read it; leases do not depend on it (they are dated by the database's clock).
 - ``OBOOK_TEST_POISON_GAME`` (a game id): playing a move of that game raises ``PoisonedGame``, as
   an engine bug would (``check_poison`` is called before each move by the build and the grid).
+- ``OBOOK_TEST_KILL_AT`` (``POINT:N``): the N-th time this process passes the code point ``POINT``
+  (``kill_point``), it kills itself with SIGKILL, as a preempted machine would die there. The
+  points (``KILL_POINTS``): ``after_append`` (a move stored), ``before_finish_commit`` (a finish
+  written, not committed), ``after_finish_commit``, ``after_hand_on`` (a grid slice gave its lease
+  to a token and has not published the message yet), ``repair`` (``verify --repair`` inside its
+  write transaction, before it replaces the statistics).
 """
 
 from __future__ import annotations
 
 import os
+import signal
 
 from obook.errors import ObookError
+
+KILL_POINTS = ("after_append", "before_finish_commit", "after_finish_commit", "after_hand_on", "repair")
+_passes: dict[str, int] = {}
 
 
 class PoisonedGame(RuntimeError):
@@ -33,3 +43,17 @@ def check_poison(game_id: int) -> None:
     value = os.environ.get("OBOOK_TEST_POISON_GAME", "")
     if value and value.strip() == str(game_id):
         raise PoisonedGame(f"test hook OBOOK_TEST_POISON_GAME: game {game_id} is poison")
+
+
+def kill_point(point: str) -> None:
+    value = os.environ.get("OBOOK_TEST_KILL_AT", "")
+    if not value:
+        return
+    name, _, count = value.partition(":")
+    if name not in KILL_POINTS or not count.isdigit() or int(count) < 1:
+        raise ObookError(f"OBOOK_TEST_KILL_AT={value!r}: use POINT:N, N >= 1, POINT one of {', '.join(KILL_POINTS)}")
+    if name != point:
+        return
+    _passes[point] = _passes.get(point, 0) + 1
+    if _passes[point] == int(count):
+        os.kill(os.getpid(), signal.SIGKILL)

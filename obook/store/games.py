@@ -8,7 +8,8 @@ redelivered task, a worker that lost its lease, a second builder) changes nothin
 - a game whose play fails (``record_failure``) is played again until it has failed
   ``max_failures`` times, then set aside with its reason;
 - finishing flips ``in_progress`` to ``finished`` with a guarded ``UPDATE`` and adds the game's
-  statistics in the same transaction, so a game is counted once or not at all.
+  statistics in the same transaction, so a game is counted once or not at all; that transaction
+  commits synchronously even where moves do not (a grid worker on PostgreSQL).
 
 ``obook.store.leases.GameLease`` is how a player uses these statements.
 """
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, and_, case, func, or_, select, update
 
 from obook.store.books import lock_book
-from obook.store.db import as_utc, db_time, to_signed
+from obook.store.db import as_utc, db_time, synchronous_commit, to_signed
 from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game, utcnow
 from obook.store.stats import add_stats
 
@@ -201,7 +202,10 @@ def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str,
                 score: float | None, stats: dict[tuple[int, int], tuple[int, int, int]],
                 status: str = FINISHED) -> bool:
     """Close ``game`` (as read, with exactly its moves) and add its statistics, in the caller's
-    transaction. False, with nothing written, when the game was already closed or has changed."""
+    transaction, which commits synchronously (``synchronous_commit``: a grid worker's moves do not
+    wait for the disk, its finishes do). False, with nothing written, when the game was already
+    closed or has changed."""
+    synchronous_commit(conn)
     guard = [GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves]
     if owner is not None:
         guard.append(GAMES.c.lease_owner == owner)

@@ -24,6 +24,7 @@ from sqlalchemy import Connection
 
 from obook.errors import ObookError
 from obook.store.db import Store
+from obook.store.faults import kill_point
 from obook.store.games import (
     GameRow,
     append_move,
@@ -135,6 +136,7 @@ class GameLease:
             if now - self._last_beat >= self.heartbeat_seconds:
                 self._beat(conn, stored)
                 self._last_beat = now
+        kill_point("after_append")
         return stored, pick
 
     # ---- the end --------------------------------------------------------------------------------
@@ -146,6 +148,8 @@ class GameLease:
         with self.store.write() as conn:
             done = finish_game(conn, game, self.owner, result, winner, score, stats)
             self._beat(conn)
+            kill_point("before_finish_commit")
+        kill_point("after_finish_commit")
         if not done:
             raise LeaseLost(f"game {game.id}: finished or taken by another player")
 

@@ -23,7 +23,7 @@ from sqlalchemy import Connection, and_, func, or_, select, update
 
 from obook.book.minimax import CONSTANTS, Bounds, MinimaxConstants, Node, back_up, format_root_moves, RootMove
 from obook.store.books import lock_book
-from obook.store.db import as_utc, db_time, dialect_insert, to_signed, to_unsigned
+from obook.store.db import as_utc, db_time, dialect_insert, synchronous_commit, to_signed, to_unsigned
 from obook.store.models import DONE, PENDING, Expansion, MinimaxEdge, MinimaxNode, utcnow
 
 NODES = MinimaxNode.__table__
@@ -257,7 +257,10 @@ def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: Se
     """Store one expansion once: the parent's new search (None: it was reused), the edge
     ``move`` to ``child_key`` (None: the search found no move to add), the child's search (None:
     the child was already in the book, a transposition), then every changed bound. False, and
-    nothing written, when the job is not ours, already done, or the node changed meanwhile."""
+    nothing written, when the job is not ours, already done, or the node changed meanwhile.
+    Committed synchronously (a grid worker's session commits asynchronously): once the driver
+    counts an expansion done, it is on disk."""
+    synchronous_commit(conn)
     lock_book(conn, job.book_id)
     mine = conn.execute(select(JOBS.c.id).where(JOBS.c.id == job.id, JOBS.c.lease_owner == owner,
                                                  JOBS.c.status == PENDING)).one_or_none()

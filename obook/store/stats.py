@@ -1,6 +1,8 @@
 """A book's statistics: games, wins and draws per (canonical position key, canonical move), a pure
 function of the finished games (a draw is half a win for both players; the rules add it). They are added with ``INSERT .. ON CONFLICT DO UPDATE`` in key order (no
-deadlocks between two finishing games on PostgreSQL)."""
+deadlocks between two finishing games on PostgreSQL), under the book's lock in share mode: a repair
+(``replace_stats``, under the lock in exclusive mode) never interleaves with an addition, so a game
+finishing during a repair is either in its recount or adds its statistics after it."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from typing import Callable, Sequence
 
 from sqlalchemy import Connection, delete, func, select
 
+from obook.store.books import lock_book
 from obook.store.db import dialect_insert, to_signed, to_unsigned
 from obook.store.models import BookStat
 
@@ -35,9 +38,11 @@ def _stats_upsert(conn: Connection):
 
 
 def add_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int, int]]) -> None:
-    """Add (games, wins, draws) to each (position key, move), in key order."""
+    """Add (games, wins, draws) to each (position key, move), in key order, under the book's lock in
+    share mode (see the module's docstring)."""
     if not stats:
         return
+    lock_book(conn, book_id, shared=True)
     rows = [{"book_id": book_id, "position_key": to_signed(key), "move": move, "games": g, "wins": w, "draws": d}
             for (key, move), (g, w, d) in stats.items()]
     rows.sort(key=lambda r: (r["position_key"], r["move"]))
@@ -63,6 +68,8 @@ def all_stats(conn: Connection, book_id: int) -> dict[tuple[int, int], tuple[int
 
 
 def replace_stats(conn: Connection, book_id: int, stats: dict[tuple[int, int], tuple[int, int, int]]) -> None:
+    """Replace a book's statistics by ``stats``; the caller holds the book's lock (``lock_book``)
+    from before it read what ``stats`` was computed from."""
     conn.execute(delete(STATS).where(STATS.c.book_id == book_id))
     add_stats(conn, book_id, stats)
 

@@ -169,6 +169,7 @@ def test_compose_file_has_the_services_health_checks_and_settings():
     assert "OBOOK_BROKER_URL" in services["worker"]["environment"]
     assert "container_name" not in services["worker"]  # it scales with --scale worker=N
     assert services["migrate"]["restart"] == "no"
+    assert services["driver"]["restart"] == "on-failure"  # exit 0: the target is reached and durable
     assert services["worker"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert (ROOT / "Dockerfile").exists()
 
@@ -185,3 +186,32 @@ def test_the_image_warms_up_with_a_command_that_exists():
     choices = next(a for a in build_parser()._actions if a.dest == "command").choices
     for command in commands:
         assert command in choices, command
+
+
+def test_the_grid_target_counts_self_play_games_only(store):
+    """Issue 19 item 4: seed games are not part of ``--target-games``, as in ``obook build --games``:
+    a book with 3 seed games and a target of 2 gets 2 self-play games."""
+    from obook.book.keys import opening_statistics
+    from obook.store.games import insert_finished_game
+    from obook.store.models import SEED, SELFPLAY
+
+    book = ensure_book(store, "seeded", RANDOM_BOOK)
+    with store.write() as conn:
+        for n, moves in enumerate((["C3", "D3"], ["C3", "C4"], ["B2", "D4"])):
+            insert_finished_game(conn, book.id, moves, "ss", "B+1", "B", 1.0, SEED, f"seed{n}",
+                                 opening_statistics(5, book.komi, False, moves, "B", book.depth))
+    outbox = Outbox()
+    driver = Driver(store, DriverPlan(book="seeded", target=2), send=outbox, pending=outbox.text)
+    player = SelfPlayer(store, book, owner="h:1:celery:t", kind="celery")
+    for _ in range(200):
+        step = driver.step()
+        if step.done:
+            break
+        while outbox.sent:
+            game_id, token = outbox.sent.pop()
+            play_slice(player, game_id, token, 60.0, outbox)
+    assert step.done and step.finished == 2
+    with store.read() as conn:
+        assert game_counts(conn, book.id, SELFPLAY)[book.id] == {"finished": 2}
+        assert game_counts(conn, book.id, SEED)[book.id] == {"finished": 3}
+    assert verify(store, book).clean
