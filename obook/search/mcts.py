@@ -83,7 +83,11 @@ class MCTSPlayer(Player):
 
     # ---- search ---------------------------------------------------------------------------------
 
-    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None,
+                root_moves=None):
+        """``root_moves(point)``: whether the search may consider that first move (GTP analysis's
+        allow/avoid; pass is always considered). The restriction stays in the tree: call
+        ``new_game`` before a search without it."""
         budget = self.budget(seconds, playouts)
         self._prepare_root(position)
         params = self.config.kernel_params(position.komi)
@@ -91,7 +95,10 @@ class MCTSPlayer(Player):
         sc = new_search_scratch(position.size)
         if position.passes < 2:
             allowed, repeats = superko_allowed(position)
-            if position.superko or repeats:
+            if root_moves is not None:
+                for point in np.flatnonzero(allowed):
+                    allowed[point] = bool(root_moves(int(point)))
+            if position.superko or repeats or root_moves is not None:
                 expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
         start = time.perf_counter()
         last_report = start
@@ -135,7 +142,7 @@ class MCTSPlayer(Player):
                 MoveStats(
                     point=int(tree.move[child]), visits=int(n), winrate=mean, variance=var,
                     amaf_visits=int(na), amaf_winrate=amaf_wins / na if na > 0 else 0.0,
-                    pv=self.principal_variation(child),
+                    pv=self.principal_variation(child), prior=float(tree.prior_wins[child]),
                 )
             )
         stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)
