@@ -22,7 +22,7 @@ from api.deps import is_admin
 from api.fastpath import CachedLookups
 from api.routers import books, games, progress
 from api.schemas import HealthOut
-from api.service import BookService, GameNotFound, OutOfBook
+from api.service import BookService, GameNotFound
 from obook import __version__
 from obook.config import Settings, settings as default_settings
 from obook.errors import ObookError
@@ -61,9 +61,6 @@ def _add_error_answers(app: FastAPI) -> None:
     async def not_found(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
 
-    async def out_of_book(_request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc), "out_of_book": True}, status_code=404)
-
     async def bad_input(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=422)
 
@@ -77,7 +74,6 @@ def _add_error_answers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(BookNotFound, not_found)
     app.add_exception_handler(GameNotFound, not_found)
-    app.add_exception_handler(OutOfBook, out_of_book)
     app.add_exception_handler(StoreError, unavailable)
     app.add_exception_handler(ObookError, bad_input)
 

@@ -25,7 +25,7 @@ import anyio
 import anyio.to_thread
 
 from api import views
-from api.schemas import GameList, GameOut, LookupOut, ProgressOut, Stone
+from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut, Stone
 from obook.book.keys import BookGameError, replay
 from obook.book.library import parse_book_moves
 from obook.book.lookup import book_lookup
@@ -50,10 +50,6 @@ MAX_MOVES = 722  # two full boards of 19x19: longer is no opening
 
 class GameNotFound(ObookError):
     """No game with that id."""
-
-
-class OutOfBook(ObookError):
-    """The book has no move in this position."""
 
 
 class TtlCache:
@@ -376,14 +372,14 @@ class BookService:
             self.positions.put(cache_key, replayed)
         return replayed
 
-    async def book_move(self, book: str, moves: str, min_games: int) -> LookupOut:
-        body = await self.lookup_body(book, moves, min_games)
-        found = LookupOut.model_validate_json(body)
-        if found.usage_move is None:
-            where = " ".join(found.moves) or "the empty board"
-            why = "no game went through this position" if not found.in_book else "no move has won a game here"
-            raise OutOfBook(f"out of book after {where}: {why}")
-        return found
+    async def book_move(self, book: str, moves: str, min_games: int) -> MoveOut:
+        """The bot's answer: the usage rule's move, or ``move: null`` out of book."""
+        found = LookupOut.model_validate_json(await self.lookup_body(book, moves, min_games))
+        chosen = next((c for c in found.candidates if c.usage), None)
+        return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, in_book=found.in_book,
+                       move=found.usage_move, usage_move=found.usage_move, coevolution_move=found.coevolution_move,
+                       games=chosen.games if chosen else 0, wins=chosen.wins if chosen else 0,
+                       winrate=chosen.winrate if chosen else None)
 
     # ---- books, games, progress ----------------------------------------------------------------
 

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request, Response
 
 from api.deps import BookName, Limit, MinGames, Moves, Offset, Reveal, Service
 from api.views import redact_game
-from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut, OutOfBookOut
+from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut
 
 router = APIRouter(prefix="/v1/books", tags=["books"], responses={**BAD_INPUT, **UNAVAILABLE})
 
@@ -33,15 +33,12 @@ async def lookup(book: BookName, service: Service, moves: Moves = "", min_games:
     return Response(body, media_type="application/json")
 
 
-@router.get("/{book}/move", response_model=MoveOut,
-            responses={404: {"model": OutOfBookOut, "description": "out of book, or no book of that name"},
-                       **BAD_MOVES})
+@router.get("/{book}/move", response_model=MoveOut, responses={**NOT_FOUND, **BAD_MOVES})
 async def book_move(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> MoveOut:
-    """Just the book's move after ``moves`` (the usage rule), or 404 with ``out_of_book: true``."""
-    found = await service.book_move(book, moves, min_games)
-    chosen = next(c for c in found.candidates if c.usage)
-    return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, move=chosen.move, games=chosen.games,
-                   wins=chosen.wins, winrate=chosen.winrate)
+    """The move a bot plays after ``moves``: the usage rule's (``move``), with the coevolution rule's
+    beside it. Out of book is an ordinary answer: 200 with ``move: null`` (``in_book: false`` when no
+    game went through the position); an unknown book is 404, an illegal move 422."""
+    return await service.book_move(book, moves, min_games)
 
 
 @router.get("/{book}/games", response_model=GameList, responses=NOT_FOUND)

@@ -81,7 +81,8 @@ def test_lookup_root_has_every_first_move(client):
     answer = client.get("/v1/books/demo/lookup").json()
     assert answer["in_book"] and answer["to_move"] == "B" and answer["move_number"] == 1
     assert candidates(answer) == {"E5": (3, 2), "C3": (2, 0)}  # C3's two games were both won by White
-    assert answer["usage_move"] == "E5" and answer["book_move"] == "E5"
+    assert answer["usage_move"] == "E5" and answer["coevolution_move"] == "E5"
+    assert [(c["usage"], c["coevolution"]) for c in answer["candidates"]] == [(True, True), (False, False)]
     assert answer["candidates"][0]["winrate"] == pytest.approx(2 / 3)
     assert answer["candidates"][0]["share"] == 1.0  # E5 won every game Black won here
     assert answer["stones"] == [] and answer["games"] == 5
@@ -98,7 +99,7 @@ def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store,
     found = lookup(store, book, moves)
     assert {k: v for k, v in answer.items() if k != "stones"} == lookup_document(found)
     brief = lookup_document(found, brief=True)
-    assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
+    assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "coevolution_move"]
     assert brief == {k: answer[k] for k in brief if k != "candidates"} | {"candidates": [
         {k: c[k] for k in ("move", "games", "wins", "draws", "winrate", "share")} for c in answer["candidates"]]}
 
@@ -139,7 +140,7 @@ def test_lookup_accepts_every_move_spelling(client, moves):
 def test_lookup_with_passes_and_out_of_book(client):
     answer = client.get("/v1/books/demo/lookup", params={"moves": "pass"}).json()
     assert answer == {**answer, "moves": ["pass"], "to_move": "W", "in_book": False, "candidates": [],
-                      "usage_move": None, "book_move": None, "games": 0}
+                      "usage_move": None, "coevolution_move": None, "games": 0}
     assert client.get("/v1/books/demo/lookup", params={"moves": "E5,PASS"}).json()["moves"] == ["E5", "pass"]
 
 
@@ -183,23 +184,43 @@ def test_unknown_book_is_404(client):
 
 def test_move_is_the_usage_rule(client):
     assert client.get("/v1/books/demo/move").json() == {
-        "book": "demo", "moves": [], "to_move": "B", "move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3)}
+        "book": "demo", "moves": [], "to_move": "B", "in_book": True, "move": "E5", "usage_move": "E5",
+        "coevolution_move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3)}
     assert client.get("/v1/books/demo/move", params={"moves": "e5"}).json()["move"] in ("G5", "C5", "E3", "E7")
 
 
-def test_move_out_of_book_is_404_saying_so(client, store, book):
+def test_move_out_of_book_is_an_ordinary_answer(client, store, book):
+    """A bot asks until the book runs out: that is 200 with ``move: null``, not an error."""
     nothing = client.get("/v1/books/demo/move", params={"moves": "A1"})
-    assert nothing.status_code == 404
-    assert nothing.json() == {"detail": "out of book after A1: no game went through this position", "out_of_book": True}
+    assert nothing.status_code == 200
+    assert nothing.json() == {"book": "demo", "moves": ["A1"], "to_move": "W", "in_book": False, "move": None,
+                              "usage_move": None, "coevolution_move": None, "games": 0, "wins": 0, "winrate": None}
     add_game(store, book, "A1 B1", "B")  # White's answer lost: games but no wins
     no_win = client.get("/v1/books/demo/move", params={"moves": "A1"})
-    assert no_win.status_code == 404 and "no move has won a game here" in no_win.json()["detail"]
+    assert no_win.status_code == 200
+    assert (no_win.json()["in_book"], no_win.json()["move"], no_win.json()["games"]) == (True, None, 0)
     assert client.get("/v1/books/demo/lookup", params={"moves": "A1"}).json()["in_book"] is True
+    assert client.get("/v1/books/nope/move", params={"moves": "A1"}).status_code == 404
+    assert client.get("/v1/books/demo/move", params={"moves": "A1 A1"}).status_code == 422
+
+
+def test_openapi_names_the_two_choices_alike(client):
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for name in ("LookupOut", "MoveOut"):
+        fields = schemas[name]["properties"]
+        assert {"usage_move", "coevolution_move", "in_book"} <= set(fields), name
+        assert "usage rule" in fields["usage_move"]["description"]
+        assert "coevolution rule" in fields["coevolution_move"]["description"]
+    assert {"usage", "coevolution"} <= set(schemas["CandidateOut"]["properties"])
+    move = client.get("/openapi.json").json()["paths"]["/v1/books/{book}/move"]["get"]
+    assert set(move["responses"]) >= {"200", "404", "422"}
+    assert "out of book" in move["description"].lower()
 
 
 def test_min_games_filters_the_usage_rule(client):
     assert client.get("/v1/books/demo/move", params={"min_games": 3}).json()["move"] == "E5"
-    assert client.get("/v1/books/demo/move", params={"min_games": 4}).status_code == 404
+    few = client.get("/v1/books/demo/move", params={"min_games": 4})
+    assert few.status_code == 200 and (few.json()["in_book"], few.json()["move"]) == (True, None)
     assert client.get("/v1/books/demo/move", params={"min_games": 0}).status_code == 422
 
 
