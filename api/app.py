@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -52,6 +53,10 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
     for router in (books.router, games.router, progress.router):
         app.include_router(router)
     app.add_middleware(CachedLookups, service=app.state.service)
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:  # outermost: cached answers and errors get the CORS headers too
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "If-None-Match"], expose_headers=["ETag"], max_age=600)
     _add_error_answers(app)
     _add_pages(app)
     return app

@@ -377,3 +377,75 @@ def test_serve_refuses_a_database_without_schema(tmp_path, capsys):
 
     assert main(["serve", "--db", str(tmp_path / "none.db"), "--port", "0"]) == 2
     assert "obook db upgrade" in capsys.readouterr().err
+
+
+# ---- HTTP caching and CORS -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cache_seconds", [0, 600])  # 600: the second ask is answered by api/fastpath.py
+def test_lookups_have_the_books_etag_and_answer_304_until_a_game_finishes(store_url, store, book, cache_seconds):
+    with make_client(store_url, api_cache_seconds=cache_seconds, api_fresh_seconds=0.3) as client:
+        first = client.get("/v1/books/demo/lookup", params={"moves": "E5"})
+        tag = first.headers["etag"]
+        assert first.status_code == 200 and tag.startswith('"b') and first.headers["cache-control"] == "public, no-cache"
+        again = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": tag})
+        assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+        other = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": '"stale"'})
+        assert other.status_code == 200 and other.json() == first.json()
+        listed = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": f'"x", W/{tag}'})
+        assert listed.status_code == 304
+        move = client.get("/v1/books/demo/move", params={"moves": "E5"})
+        assert move.headers["etag"] == tag
+        assert client.get("/v1/books/demo/move", params={"moves": "E5"}, headers={"If-None-Match": tag}).status_code == 304
+        assert (tag in str(client.app.state.service.answers._items)) == (cache_seconds > 0)
+        add_game(store, book, "E5 G5 C5", "B")  # the book changes: so does its tag
+        time.sleep(3.5)  # a cached answer is served until ten checks' time without one
+        changed = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": tag})
+        assert changed.status_code == 200 and changed.headers["etag"] != tag
+        assert sorted(candidates(changed.json()).values()) == [(1, 0), (3, 1)]
+    with make_client(store_url, api_cache_seconds=cache_seconds) as restarted:  # another process, the same tag
+        assert restarted.get("/v1/books/demo/lookup").headers["etag"] == changed.headers["etag"]
+
+
+def test_errors_carry_no_etag(client):
+    assert "etag" not in client.get("/v1/books/nope/lookup").headers
+    assert "etag" not in client.get("/v1/books/demo/lookup", params={"moves": "E5 E5"}).headers
+
+
+def test_exports_and_games_answer_304(client, store, book):
+    export = client.get("/v1/books/demo/export.sgf")
+    tag = export.headers["etag"]
+    assert export.status_code == 200 and export.headers["cache-control"] == "public, no-cache"
+    assert tag == client.get("/v1/books/demo/lookup").headers["etag"]
+    assert client.get("/v1/books/demo/export.sgf", headers={"If-None-Match": tag}).status_code == 304
+    with store.read() as conn:
+        game_id = list_games(conn, book.id, limit=1)[0].id
+    record = client.get(f"/v1/games/{game_id}")
+    assert record.headers["cache-control"] == "public, max-age=3600"  # a finished game does not change
+    assert record.headers["vary"] == "Authorization"
+    assert client.get(f"/v1/games/{game_id}", headers={"If-None-Match": record.headers["etag"]}).status_code == 304
+    sgf_record = client.get(f"/v1/games/{game_id}.sgf")
+    assert sgf_record.headers["etag"] != record.headers["etag"]
+    assert client.get(f"/v1/games/{game_id}.sgf",
+                      headers={"If-None-Match": sgf_record.headers["etag"]}).status_code == 304
+
+
+def test_cors_is_off_unless_origins_are_configured(store_url, book):
+    asked = {"Origin": "https://board.example", "Access-Control-Request-Method": "GET",
+             "Access-Control-Request-Headers": "If-None-Match"}
+    with make_client(store_url) as closed:
+        answer = closed.get("/v1/books/demo/lookup", headers={"Origin": "https://board.example"})
+        assert "access-control-allow-origin" not in answer.headers
+        assert closed.options("/v1/books/demo/lookup", headers=asked).status_code == 405
+    with make_client(store_url, cors_origins="https://board.example, https://other.example",
+                     api_cache_seconds=600) as open_:
+        for _ in range(2):  # the second answer comes from the lookup cache (api/fastpath.py)
+            answer = open_.get("/v1/books/demo/lookup", headers={"Origin": "https://board.example"})
+            assert answer.headers["access-control-allow-origin"] == "https://board.example"
+            assert "etag" in answer.headers["access-control-expose-headers"].lower()
+        preflight = open_.options("/v1/books/demo/lookup", headers=asked)
+        assert preflight.status_code == 200 and "if-none-match" in preflight.headers["access-control-allow-headers"].lower()
+        stranger = open_.get("/v1/books/demo/lookup", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in stranger.headers
+        missing = open_.get("/v1/books/nope/lookup", headers={"Origin": "https://other.example"})
+        assert missing.status_code == 404 and missing.headers["access-control-allow-origin"] == "https://other.example"
