@@ -128,6 +128,10 @@ class GameOut(BaseModel):
 
 class GameList(Page):
     items: list[GameOut]
+    after: int | None = Field(None, description="the cursor this page was asked with")
+    next_after: int | None = Field(None, description="pass as ``after`` for the next page (null: no more games); "
+                                                     "keyset pages go by id, newest first, and never skip nor repeat "
+                                                     "a game while the book grows")
 
 
 # ---- progress ----------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
 MAX_MOVES = 722  # two full boards of 19x19: longer is no opening
 
 
@@ -429,12 +430,16 @@ class BookService:
                            game_comment=f"game {game.id} of book {book.name!r} ({game.status}, {game.source}); "
                                         f"move origins: {game.origins or '-'} (b book, m mutation, s seed)"), game.status
 
-    def games(self, book: str, status: str | None, limit: int, offset: int) -> GameList:
+    def games(self, book: str, status: str | None, limit: int, offset: int, after: int | None = None) -> GameList:
+        """A page of games: by last change (``offset``), or by id after the cursor ``after`` (0: the first page)."""
         info = self.book(book)
         with self.store.read() as conn:
             total = r.count_games(conn, info.id, status)
-            rows = list_games(conn, info.id, status=status, limit=limit, offset=offset)
-        return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows])
+            rows = list_games(conn, info.id, status=status, limit=limit, offset=offset,
+                              before_id=after)
+        next_after = rows[-1].id if after is not None and len(rows) == limit else None
+        return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows],
+                        after=after, next_after=next_after)
 
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
         from obook.book.sgfio import export_book

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from api.caching import cached_response, matches
-from api.deps import BookName, Limit, MinGames, Moves, Offset, Reveal, Service
+from api.deps import MAX_GAME_ID, BookName, Limit, MinGames, Moves, Offset, Reveal, Service
 from api.views import redact_game
 from api.schemas import BAD_INPUT, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut
 
@@ -53,9 +53,13 @@ async def book_move(request: Request, book: BookName, service: Service, moves: M
 async def list_games(request: Request, book: BookName, service: Service, reveal: Reveal, limit: Limit = 50,
                      offset: Offset = 0,
                      status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned|set_aside)$")] = None,
+                     after: Annotated[int | None, Query(ge=0, le=MAX_GAME_ID, description=(
+                         "keyset paging: 0 for the first page, then the previous page's ``next_after``; pages go "
+                         "by id, newest first, so a growing book neither skips nor repeats a game"))] = None,
                      ) -> GameList:
-    """The book's games, most recently changed first (lease owners' names need the admin token)."""
-    out = await service.run_heavy(service.games, book, status, limit, offset)
+    """The book's games, most recently changed first (``offset`` pages), or by id with the ``after``
+    cursor (``next_after`` of each page); lease owners' names need the admin token."""
+    out = await service.run_heavy(service.games, book, status, limit, offset, after)
     if reveal:
         return out
     key = request.app.state.redact_key

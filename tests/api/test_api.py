@@ -15,7 +15,9 @@ from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book
 from obook.config import Settings
 from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
-from obook.store.models import SELFPLAY
+from obook.store.games import GAMES as GAMES_TABLE
+from obook.store.models import SELFPLAY, utcnow
+from sqlalchemy import func, select
 from obook.store.workers import heartbeat
 
 GAMES = [
@@ -254,6 +256,26 @@ def test_games_of_a_book_are_paged(client):
     assert len(rest["items"]) == len(GAMES) - 2
     assert client.get("/v1/books/demo/games", params={"status": "in_progress"}).json()["total"] == 0
     assert client.get("/v1/books/demo/games", params={"status": "bogus"}).status_code == 422
+
+
+def test_keyset_pages_neither_skip_nor_repeat_while_games_change(client, store, book):
+    """Offset pages go by last change, which a building book keeps changing: the ``after`` cursor
+    goes by id, so games that change or arrive between two pages move nothing."""
+    first = client.get("/v1/books/demo/games", params={"limit": 2, "after": 0}).json()
+    assert first["after"] == 0 and first["next_after"] == first["items"][-1]["id"]
+    ids = [g["id"] for g in first["items"]]
+    add_game(store, book, "D4", "B")  # arrives between two pages: it is newer than the walk
+    with store.write() as conn:  # and the oldest game changes: offset paging would now move it to the front
+        oldest = conn.execute(select(func.min(GAMES_TABLE.c.id)).where(GAMES_TABLE.c.book_id == book.id)).scalar_one()
+        conn.execute(GAMES_TABLE.update().where(GAMES_TABLE.c.id == oldest).values(updated_at=utcnow()))
+    cursor = first["next_after"]
+    while cursor is not None:
+        page = client.get("/v1/books/demo/games", params={"limit": 2, "after": cursor}).json()
+        ids += [g["id"] for g in page["items"]]
+        cursor = page["next_after"]
+    assert ids == sorted(ids, reverse=True) and len(ids) == len(set(ids)) == len(GAMES)
+    assert client.get("/v1/books/demo/games", params={"after": -1}).status_code == 422
+    assert client.get("/v1/books/demo/games", params={"limit": 200}).json()["next_after"] is None
 
 
 def test_export_sgf_is_the_book_tree(client):
