@@ -125,7 +125,11 @@ def _retrying_store_errors(start, log, attempts: int = 6):
 
 def cmd_worker(args) -> int:
     """Replace this process by ``celery worker`` so that signals reach Celery directly."""
+    import importlib.util
     import socket
+
+    if importlib.util.find_spec("celery") is None:  # said here, not by the process that replaces this one
+        raise ModuleNotFoundError("No module named 'celery'", name="celery")
 
     from obook.config import settings
 

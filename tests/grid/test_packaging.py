@@ -103,3 +103,52 @@ def test_celery_dash_a_workers_runs_a_worker_that_answers_ping():
             worker.kill()
             output = worker.communicate()[0]
     assert "workers.tasks" in output or "obook" in output
+
+
+BLOCK_EXTRAS = '''
+import importlib.abc, sys
+class Missing(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {"fastapi", "starlette", "uvicorn", "celery", "kombu", "redis", "psycopg"}:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, Missing())
+'''
+
+
+def run_without_extras(tmp_path, *args, stdin=""):
+    """``obook ARGS`` in a Python where the grid's and the service's packages cannot be imported."""
+    (tmp_path / "sitecustomize.py").write_text(BLOCK_EXTRAS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    return subprocess.run([sys.executable, "-m", "obook.cli", *args], input=stdin, capture_output=True, text=True,
+                          env=env, timeout=300, cwd=tmp_path)
+
+
+def test_the_engine_runs_without_the_grid_and_service_stack(tmp_path):
+    done = run_without_extras(tmp_path, "gtp", "--config", "algorithm=flat,playouts=100,seed=3",
+                              stdin="1 name\n2 genmove b\n3 quit\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("=1 obook\n\n=2 ") and "=3" in done.stdout
+    served = run_without_extras(tmp_path, "serve", "--db", f"sqlite:///{tmp_path / 'x.db'}")
+    assert served.returncode == 2 and "pip install 'obook[service]'" in served.stderr
+    assert "Traceback" not in served.stderr
+    worker = run_without_extras(tmp_path, "worker", "--concurrency", "1")
+    assert worker.returncode == 2 and "pip install 'obook[grid]'" in worker.stderr
+
+
+def test_core_dependencies_are_the_engines_and_the_licence_matches():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"])
+    for package in ("celery", "fastapi", "uvicorn", "psycopg"):
+        assert package not in core, package
+    extras = project["optional-dependencies"]
+    assert {"grid", "service", "all", "postgres"} <= extras.keys()
+    assert any(d.startswith("celery[redis]>=5.5") for d in extras["grid"])  # worker_soft_shutdown_timeout
+    assert set(extras["grid"]) | set(extras["service"]) == set(extras["all"])
+    assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    assert "'.[all,test]'" in (ROOT / "Makefile").read_text()
+    pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines() if line and line[0] != "#"]
+    assert pins and all("==" in line for line in pins)
+    assert {line.split("==")[0].lower() for line in pins} >= {"numba", "numpy", "celery", "fastapi", "sqlalchemy"}
