@@ -433,9 +433,16 @@ def test_analyze_on_a_finished_game_answers_and_the_next_command_is_answered():
         assert read_within(process, 2) == ["=4 2"]
         send_line(process, "5 lz-analyze 10")
         time.sleep(0.5)
-        send_line(process, "# interrupt")
+        send_line(process, "# interrupt")  # the analysis has answered: nothing to interrupt
         send_line(process, "6 name")
         assert read_within(process, 2)[0] == "=5" and read_within(process, 2) == ["=6 obook"]
+        send_line(process, "7 clear_board")
+        assert read_response(process) == ["=7"]
+        send_line(process, "8 analyze b 10")  # a live position: it runs until GoGui's interrupt alone
+        time.sleep(1.0)
+        send_line(process, "# interrupt")
+        analysis = read_within(process, 3)
+        assert analysis[0] == "=8" and analysis[1].startswith("info move ")
     finally:
         stop(process)
 
