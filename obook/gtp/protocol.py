@@ -2,7 +2,8 @@
 
 ``GTPProtocol`` is the loop of one session: a thread reads the input, so that a streamed answer
 (``lz-analyze``) can run until the next command arrives and GoGui's ``# interrupt`` line can cut a
-search short; every other line is answered in order by the handler of the subclass's command table.
+search short (one read while no command is pending is stale, and ignored); every other line is
+answered in order by the handler of the subclass's command table.
 A command that fails with ``GTPCommandError`` (or any ``ObookError`` or ``ValueError``) answers
 ``? message``; an unexpected failure is logged to stderr with its traceback and answered
 ``? internal error: ...`` instead of ending the process.
