@@ -80,7 +80,7 @@ class GTPEngine(GTPProtocol):
         self.commands = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
             "name": lambda args: ENGINE_NAME,
-            "version": lambda args: __version__,
+            "version": self.cmd_version,
             "known_command": self.cmd_known_command,
             "list_commands": lambda args: "\n".join(self.commands),
             "quit": self.cmd_quit,
@@ -115,6 +115,13 @@ class GTPEngine(GTPProtocol):
         if self.book is not None:
             self.commands["obook-book_stats"] = self.cmd_book_stats
             self._check_book()
+
+    def cmd_version(self, args: list[str]) -> str:
+        """The version, and the book in use (GoGui and Sabaki show it beside the name)."""
+        if self.book is None:
+            return __version__
+        book = self.book.book
+        return f"{__version__} with book {book.name!r} ({book.size}x{book.size} komi {book.komi:g})"
 
     def close(self) -> None:
         if self.book is not None:
