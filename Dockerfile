@@ -6,13 +6,13 @@ ENV PYTHONUNBUFFERED=1 \
     OBOOK_NUMBA_CACHE=/opt/obook/numba
 
 WORKDIR /app
-COPY pyproject.toml README.md alembic.ini ./
+COPY pyproject.toml README.md LICENSE alembic.ini ./
 COPY obook ./obook
 COPY workers ./workers
 COPY api ./api
 COPY migrations ./migrations
 # Compile the engine into the image's numba cache: a container's first move then only loads it.
-RUN pip install . \
+RUN pip install '.[all]' \
     && obook warm-up \
     && useradd --system --uid 1000 obook \
     && chown -R obook /opt/obook

@@ -5,14 +5,15 @@ GNUGO := /usr/games/gnugo
 
 .PHONY: run test gnugo bench warm-up clean
 
-# `make run` needs only obook; the test extras (Playwright, schemathesis, scipy, ...) come with `make test`.
+# `make run` needs only the engine (pip install obook); the grid, the service and the test extras
+# (Playwright, schemathesis, scipy, ...) come with `make test`.
 $(VENV)/.installed-base: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q -e .
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.installed-base
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[all,test]'
 	touch $@
 
 # GNU Go 3.8 is the rules oracle of the tests; install it from Debian when we can.

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
@@ -23,7 +24,7 @@ from api.deps import is_admin
 from api.fastpath import CachedLookups
 from api.routers import books, games, progress
 from api.schemas import HealthOut
-from api.service import BookService, GameNotFound, OutOfBook
+from api.service import BookService, GameNotFound
 from obook import __version__
 from obook.book.keys import EngineMismatch
 from obook.config import Settings, settings as default_settings
@@ -54,6 +55,10 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
     for router in (books.router, games.router, progress.router):
         app.include_router(router)
     app.add_middleware(CachedLookups, service=app.state.service)
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:  # outermost: cached answers and errors get the CORS headers too
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
+                           allow_headers=["Authorization", "If-None-Match"], expose_headers=["ETag"], max_age=600)
     _add_error_answers(app)
     _add_pages(app)
     return app
@@ -62,9 +67,6 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
 def _add_error_answers(app: FastAPI) -> None:
     async def not_found(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=404)
-
-    async def out_of_book(_request: Request, exc: Exception) -> JSONResponse:
-        return JSONResponse({"detail": str(exc), "out_of_book": True}, status_code=404)
 
     async def conflict(_request: Request, exc: Exception) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=409)
@@ -82,7 +84,6 @@ def _add_error_answers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, invalid_request)
     app.add_exception_handler(BookNotFound, not_found)
     app.add_exception_handler(GameNotFound, not_found)
-    app.add_exception_handler(OutOfBook, out_of_book)
     app.add_exception_handler(StoreError, unavailable)
     app.add_exception_handler(EngineMismatch, conflict)
     app.add_exception_handler(ObookError, bad_input)

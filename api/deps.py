@@ -9,11 +9,10 @@ from typing import Annotated
 from fastapi import Depends, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from api.service import BookService
+from api.service import MAX_GAME_ID, BookService
 
 MAX_LIMIT = 200
 MAX_OFFSET = 1_000_000_000
-MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
 # What `obook build --book` accepts (no whitespace in Python's sense), without control characters. Spelled
 # out rather than \s, which means other characters in Python and in the schema's (ECMAScript) regexes.
 BOOK_NAME = r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{1,100}$"

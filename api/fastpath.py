@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl
 
+from api.caching import REVALIDATE, matches
 from api.deps import BOOK_NAME
 from api.service import BookService, normalise_moves, split_query_moves
 from obook.errors import ObookError
@@ -21,7 +22,7 @@ from obook.errors import ObookError
 LOOKUP_PATH = re.compile(r"^/v1/books/([^/]+)/lookup$")
 BOOK = re.compile(BOOK_NAME)
 DIGITS = re.compile(r"^[0-9]{1,10}$")
-HEADERS = [(b"content-type", b"application/json")]
+HEADERS = [(b"content-type", b"application/json"), (b"cache-control", REVALIDATE.encode())]
 
 
 class CachedLookups:
@@ -33,15 +34,21 @@ class CachedLookups:
         if scope["type"] == "http" and scope["method"] == "GET":
             match = LOOKUP_PATH.match(scope["path"])
             if match is not None:
-                body = self.cached(match.group(1), scope["query_string"])
-                if body is not None:
+                hit = self.cached(match.group(1), scope["query_string"])
+                if hit is not None:
+                    body, tag = hit
+                    headers = HEADERS + [(b"etag", tag.encode())]
+                    if matches(_header(scope, b"if-none-match"), tag):
+                        await send({"type": "http.response.start", "status": 304, "headers": headers})
+                        await send({"type": "http.response.body", "body": b""})
+                        return
                     await send({"type": "http.response.start", "status": 200,
-                                "headers": HEADERS + [(b"content-length", str(len(body)).encode())]})
+                                "headers": headers + [(b"content-length", str(len(body)).encode())]})
                     await send({"type": "http.response.body", "body": body})
                     return
         await self.app(scope, receive, send)
 
-    def cached(self, book: str, query_string: bytes) -> bytes | None:
+    def cached(self, book: str, query_string: bytes) -> tuple[bytes, str] | None:
         if not BOOK.fullmatch(book):
             return None
         params = parse_qsl(query_string.decode("latin-1"), keep_blank_values=True)
@@ -58,3 +65,8 @@ class CachedLookups:
         except ObookError:
             return None
         return self.service.cached_answer(book, words, int(min_games))
+
+
+def _header(scope, name: bytes) -> str | None:
+    values = [value.decode("latin-1") for key, value in scope["headers"] if key == name]
+    return ", ".join(values) if values else None

@@ -21,11 +21,6 @@ OTHER_ENGINE = {409: {"model": ErrorOut, "description": "the book was made by an
 UNAVAILABLE = {503: {"model": ErrorOut, "description": "the database cannot be reached or is at another schema"}}
 
 
-class OutOfBookOut(BaseModel):
-    detail: str
-    out_of_book: bool = Field(False, description="true: the book exists but has no move here; absent: no such book")
-
-
 class Stone(BaseModel):
     vertex: str = Field(description="GTP vertex, e.g. E5 (row 1 at the bottom)")
     color: Color
@@ -69,12 +64,19 @@ class CandidateOut(BaseModel):
     draws: int = Field(default=0, description="drawn games (jigo): half a win for each player")
     winrate: float = Field(description="(wins + draws / 2) / games")
     share: float = Field(description="this move's share of the won games (draws as half) of the position")
-    usage: bool = Field(description="the usage rule's choice (play from the book)")
-    book_move: bool = Field(description="what self-play under the book's algorithm would play")
+    usage: bool = Field(description="the usage rule's choice (``usage_move``: play from the book)")
+    coevolution: bool = Field(description="the coevolution rule's choice (``coevolution_move``: what self-play "
+                                          "under the book's algorithm would play)")
     value: float | None = Field(default=None, description="minimax book: the move's minimax value for its player")
     lcb: float | None = Field(default=None, description="minimax book: its lower bound")
     ucb: float | None = Field(default=None, description="minimax book: its upper bound")
     prior: float | None = Field(default=None, description="minimax book: its share of a search's visits")
+
+
+USAGE_MOVE = ("the usage rule's choice, to play from the book: the most played move in won games (at least "
+              "``min_games`` games); null: none")
+COEVOLUTION_MOVE = ("the coevolution rule's choice: what self-play under the book's algorithm (MBM, MVBM) would "
+                    "play; null: self-play would mutate (search), or a BETA book, whose choice is random")
 
 
 class LookupOut(BaseModel):
@@ -86,8 +88,8 @@ class LookupOut(BaseModel):
     in_book: bool = Field(description="false: no game of the population went through this position")
     games: int = Field(description="games through this position")
     candidates: list[CandidateOut] = Field(description="most played first")
-    usage_move: str | None = Field(description="the usage rule: the most played move in won games")
-    book_move: str | None = Field(description="the coevolution choice; null: self-play would mutate")
+    usage_move: str | None = Field(description=USAGE_MOVE)
+    coevolution_move: str | None = Field(description=COEVOLUTION_MOVE)
     stones: list[Stone]
     algorithm: str | None = Field(default=None, description="minimax: the fields below are set")
     value: float | None = Field(default=None, description="minimax book: the position's value, player to move")
@@ -98,13 +100,20 @@ class LookupOut(BaseModel):
 
 
 class MoveOut(BaseModel):
+    """The answer for a bot: out of book is an ordinary answer (``move`` null), as the Lichess
+    explorer answers an unknown position with an empty list."""
+
     book: str
-    moves: list[str]
+    moves: list[str] = Field(description="the moves replayed, normalised")
     to_move: Color
-    move: str = Field(description="the book's move by the usage rule")
-    games: int
-    wins: int
-    winrate: float
+    in_book: bool = Field(description="false: no game of the population went through this position")
+    move: str | None = Field(description="the move to play: the usage rule's (``usage_move``); null: out of book, "
+                                         "or no move has won a game here")
+    usage_move: str | None = Field(description=USAGE_MOVE)
+    coevolution_move: str | None = Field(description=COEVOLUTION_MOVE)
+    games: int = Field(description="games with ``move`` here (0 when null)")
+    wins: int = Field(description="of them, won by the player making it")
+    winrate: float | None = Field(description="(wins + draws / 2) / games of ``move``; null when ``move`` is")
 
 
 # ---- games -------------------------------------------------------------------------------------
@@ -131,6 +140,10 @@ class GameOut(BaseModel):
 
 class GameList(Page):
     items: list[GameOut]
+    after: int | None = Field(None, description="the cursor this page was asked with")
+    next_after: int | None = Field(None, description="pass as ``after`` for the next page (null: no more games); "
+                                                     "keyset pages go by id, newest first, and never skip nor repeat "
+                                                     "a game while the book grows")
 
 
 # ---- progress ----------------------------------------------------------------------------------

@@ -25,7 +25,8 @@ import anyio
 import anyio.to_thread
 
 from api import views
-from api.schemas import GameList, GameOut, LookupOut, ProgressOut, Stone
+from api.caching import book_tag
+from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut, Stone
 from obook.book.keys import BookGameError, replay, require_keys
 from obook.book.library import parse_book_moves
 from obook.book.lookup import book_lookup, minimax_lookup
@@ -46,15 +47,12 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
 MAX_MOVES = 722  # two full boards of 19x19: longer is no opening
 
 
 class GameNotFound(ObookError):
     """No game with that id."""
-
-
-class OutOfBook(ObookError):
-    """The book has no move in this position."""
 
 
 class TtlCache:
@@ -189,6 +187,7 @@ class BookVersion:
     book_id: int
     finished: int = -1
     generation: int = 0
+    tag: str | None = None  # the ETag of answers about the book (``api.caching.book_tag``)
     checked: float = -math.inf
     refreshing: bool = False  # a check is on its way (started by a cache hit)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -308,6 +307,7 @@ class BookService:
             finished = self.reader.work_done(version.book_id)
             if finished != version.finished:
                 version.finished = finished
+                version.tag = book_tag(version.book_id, finished)
                 version.generation = next(self._generations)
             version.checked = time.monotonic()
 
@@ -329,9 +329,9 @@ class BookService:
 
     # ---- lookups -------------------------------------------------------------------------------
 
-    def cached_answer(self, book: str, words: tuple[str, ...], min_games: int) -> bytes | None:
-        """The serialised answer, if one is cached and the book is known not to have changed since
-        (called on the event loop)."""
+    def cached_answer(self, book: str, words: tuple[str, ...], min_games: int) -> tuple[bytes, str] | None:
+        """The serialised answer and its ETag, if one is cached and the book is known not to have
+        changed since (called on the event loop)."""
         version = self.versions.get(book)
         if version is None:
             return None
@@ -343,24 +343,32 @@ class BookService:
         hit = self.answers.get((book, words, min_games))
         if hit is None or hit[0] != version.generation:
             return None
-        return hit[1]
+        return hit[1], hit[2]
 
-    async def lookup_body(self, book: str, moves: str, min_games: int) -> bytes:
-        """The lookup answer as JSON bytes, from the cache when it can."""
+    async def lookup_body(self, book: str, moves: str, min_games: int) -> tuple[bytes, str]:
+        """The lookup answer as JSON bytes and its ETag, from the cache when it can."""
         spelled = split_query_moves(moves)
         words = normalise_moves(spelled)
-        body = self.cached_answer(book, words, min_games)
-        if body is None:
-            generation, body = await self.run(self._lookup_body, book, spelled, min_games)
-            self.answers.put((book, words, min_games), (generation, body))
-        return body
+        hit = self.cached_answer(book, words, min_games)
+        if hit is not None:
+            return hit
+        generation, tag, body = await self.run(self._lookup_body, book, spelled, min_games)
+        self.answers.put((book, words, min_games), (generation, body, tag))
+        return body, tag
 
-    def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, bytes]:
+    def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes]:
         info = self.keyed_book(book, "look positions up in it")
         generation = self.generation(info)
+        tag = self.versions[info.name].tag  # read with the generation, before the answer: never newer than it
         # exclude_unset: a statistical book's answer has no minimax fields (the CLI's form, exactly)
         answer = self.lookup(info, spelled, min_games, generation)
-        return generation, answer.model_dump_json(exclude_unset=True).encode()
+        return generation, tag, answer.model_dump_json(exclude_unset=True).encode()
+
+    def book_tag(self, book: str) -> str:
+        """The ETag of answers about ``book`` now (``api.caching``); 404 for an unknown book."""
+        info = self.book(book)
+        self.generation(info)
+        return self.versions[info.name].tag
 
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
@@ -400,14 +408,15 @@ class BookService:
             self.positions.put(cache_key, replayed)
         return replayed
 
-    async def book_move(self, book: str, moves: str, min_games: int) -> LookupOut:
-        body = await self.lookup_body(book, moves, min_games)
+    async def book_move(self, book: str, moves: str, min_games: int) -> tuple[MoveOut, str]:
+        """The bot's answer (the usage rule's move, or ``move: null`` out of book) and its ETag."""
+        body, tag = await self.lookup_body(book, moves, min_games)
         found = LookupOut.model_validate_json(body)
-        if found.usage_move is None:
-            where = " ".join(found.moves) or "the empty board"
-            why = "no game went through this position" if not found.in_book else "no move has won a game here"
-            raise OutOfBook(f"out of book after {where}: {why}")
-        return found
+        chosen = next((c for c in found.candidates if c.usage), None)
+        return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, in_book=found.in_book,
+                       move=found.usage_move, usage_move=found.usage_move, coevolution_move=found.coevolution_move,
+                       games=chosen.games if chosen else 0, wins=chosen.wins if chosen else 0,
+                       winrate=chosen.winrate if chosen else None), tag
 
     # ---- books, games, progress ----------------------------------------------------------------
 
@@ -430,7 +439,8 @@ class BookService:
         game, book = self.game(game_id)
         return views.game_out(game, book.name)
 
-    def game_sgf(self, game_id: int) -> str:
+    def game_sgf(self, game_id: int) -> tuple[str, str]:
+        """The game as SGF, and its status."""
         from obook.go.sgf import game_to_sgf
 
         game, book = self.game(game_id)
@@ -442,14 +452,18 @@ class BookService:
         return game_to_sgf(position, black="obook", white="obook", result=game.result, date=date,
                            event=f"obook book {book.name}",
                            game_comment=f"game {game.id} of book {book.name!r} ({game.status}, {game.source}); "
-                                        f"move origins: {game.origins or '-'} (b book, m mutation, s seed)")
+                                        f"move origins: {game.origins or '-'} (b book, m mutation, s seed)"), game.status
 
-    def games(self, book: str, status: str | None, limit: int, offset: int) -> GameList:
+    def games(self, book: str, status: str | None, limit: int, offset: int, after: int | None = None) -> GameList:
+        """A page of games: by last change (``offset``), or by id after the cursor ``after`` (0: the first page)."""
         info = self.book(book)
         with self.store.read() as conn:
             total = r.count_games(conn, info.id, status)
-            rows = list_games(conn, info.id, status=status, limit=limit, offset=offset)
-        return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows])
+            rows = list_games(conn, info.id, status=status, limit=limit, offset=offset,
+                              before_id=after)
+        next_after = rows[-1].id if after is not None and len(rows) == limit else None
+        return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows],
+                        after=after, next_after=next_after)
 
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
         from obook.book.sgfio import export_book

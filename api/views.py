@@ -66,12 +66,13 @@ def minimax_lookup_out(found, board: list[Stone]) -> LookupOut:
     doc = minimax_document(found)
     usage = doc["usage_move"]
     candidates = [CandidateOut(move=c["move"], games=0, wins=0, draws=0, winrate=c["value"], share=c["prior"],
-                               usage=c["usage"], book_move=c["usage"], value=c["value"], lcb=c["lcb"], ucb=c["ucb"],
+                               usage=c["usage"], coevolution=False, value=c["value"], lcb=c["lcb"], ucb=c["ucb"],
                                prior=c["prior"]) for c in doc["candidates"]]
     return LookupOut(book=doc["book"], size=doc["size"], moves=doc["moves"], to_move=doc["to_move"],
                      move_number=doc["move_number"], in_book=doc["in_book"], games=0, candidates=candidates,
-                     usage_move=usage, book_move=usage, stones=board, algorithm=doc["algorithm"], value=doc["value"],
-                     lcb=doc["lcb"], ucb=doc["ucb"], own_value=doc["own_value"], own_move=doc["own_move"])
+                     usage_move=usage, coevolution_move=None, stones=board, algorithm=doc["algorithm"],
+                     value=doc["value"], lcb=doc["lcb"], ucb=doc["ucb"], own_value=doc["own_value"],
+                     own_move=doc["own_move"])
 
 
 def book_out(counts: r.BookCounts) -> BookOut:

@@ -27,6 +27,9 @@ COMMAND_MODULES = (
     "obook.commands.warmup",
 )
 ENTRY_POINT_GROUP = "obook.commands"
+# The extra (pyproject.toml) that installs a package the engine alone does not have.
+EXTRAS = {"fastapi": "service", "starlette": "service", "uvicorn": "service", "celery": "grid", "kombu": "grid",
+          "redis": "grid", "psycopg": "postgres"}
 
 
 def command_modules() -> list[str]:
@@ -64,6 +67,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"obook: error: `obook {args.command}` needs {exc.name}, which is not installed: "
+              f"pip install 'obook[{extra}]'", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -33,6 +33,8 @@ class Settings(BaseSettings):
     api_fresh_seconds: float = 1.0  # how often the service asks whether a book has new games
     api_cache_size: int = 20000  # lookup answers kept in memory
     api_cache_mb: float = 192.0  # and at most this much memory (estimated) for the three lookup caches
+    worker_concurrency: int = 0  # processes of one grid worker (0: the machine's CPU count)
+    cors_origins: str = ""  # browser origins allowed to call the service, comma-separated ("*": any); empty: none
 
 
 @lru_cache(maxsize=1)

@@ -32,7 +32,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=lambda _args: p.print_help() or 2)
 
     w = subparsers.add_parser("worker", help="start a grid worker (Celery) that plays games of any book")
-    w.add_argument("--concurrency", type=int, default=None, help="processes (default: CPU count)")
+    w.add_argument("--concurrency", type=int, default=None,
+                   help="processes (default: OBOOK_WORKER_CONCURRENCY, else the CPU count)")
     w.add_argument("--pool", choices=("prefork", "solo"), default="prefork")
     w.add_argument("--soft-shutdown-timeout", type=float, default=None,
                    help="seconds a stopping worker gives its slices (default: OBOOK_SOFT_SHUTDOWN_SECONDS, 60)")
@@ -126,17 +127,31 @@ def _retrying_store_errors(start, log, attempts: int = 6):
 
 def cmd_worker(args) -> int:
     """Replace this process by ``celery worker`` so that signals reach Celery directly."""
+    import importlib.util
     import socket
+
+    if importlib.util.find_spec("celery") is None:  # said here, not by the process that replaces this one
+        raise ModuleNotFoundError("No module named 'celery'", name="celery")
 
     from obook.config import settings
 
     _environment(args)
-    s = settings()
-    concurrency = args.concurrency or os.cpu_count() or 1
     name = args.name or f"obook-{os.getpid()}@{socket.gethostname()}"
-    argv = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", s.queue,
-            "--pool", args.pool, "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "-O", "fair",
-            "--without-gossip", "--without-mingle", "--loglevel", args.loglevel, "-n", name]
+    argv = worker_argv(args, settings(), name)
     sys.stdout.flush()
     os.execv(sys.executable, argv)
     return 0  # not reached
+
+
+def worker_argv(args, s, name: str) -> list[str]:
+    """The ``celery worker`` command line of ``obook worker``: one process per core unless
+    ``--concurrency`` or ``OBOOK_WORKER_CONCURRENCY`` says otherwise (a container scaled N times
+    should not start N times the host's cores)."""
+    if args.concurrency is not None and args.concurrency < 1:
+        from obook.errors import ObookError
+
+        raise ObookError(f"--concurrency must be at least 1, not {args.concurrency}")
+    concurrency = args.concurrency or s.worker_concurrency or os.cpu_count() or 1
+    return [sys.executable, "-m", "celery", "-A", "workers", "worker", "-Q", s.queue,
+            "--pool", args.pool, "--concurrency", str(concurrency), "--prefetch-multiplier", "1", "-O", "fair",
+            "--without-gossip", "--without-mingle", "--loglevel", args.loglevel, "-n", name]

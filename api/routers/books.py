@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 
-from api.deps import BookName, Limit, MinGames, Moves, Offset, Reveal, Service
+from api.caching import cached_response, matches
+from api.deps import MAX_GAME_ID, BookName, Limit, MinGames, Moves, Offset, Reveal, Service
 from api.views import redact_game
-from api.schemas import (BAD_INPUT, OTHER_ENGINE, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut,
-                         OutOfBookOut)
+from api.schemas import BAD_INPUT, OTHER_ENGINE, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut
 
 router = APIRouter(prefix="/v1/books", tags=["books"], responses={**BAD_INPUT, **UNAVAILABLE})
 
@@ -25,33 +25,41 @@ async def list_books(service: Service, limit: Limit = 50, offset: Offset = 0) ->
     return BookList(total=total, limit=limit, offset=offset, items=items)
 
 
-@router.get("/{book}/lookup", response_model=LookupOut, responses={**NOT_FOUND, **BAD_MOVES, **OTHER_ENGINE})
-async def lookup(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> Response:
+NOT_MODIFIED = {304: {"description": "If-None-Match named the current ETag: the answer has not changed"}}
+
+
+@router.get("/{book}/lookup", response_model=LookupOut, responses={**NOT_FOUND, **BAD_MOVES, **NOT_MODIFIED, **OTHER_ENGINE})
+async def lookup(request: Request, book: BookName, service: Service, moves: Moves = "",
+                 min_games: MinGames = 1) -> Response:
     """The position after ``moves``: every move the population played there (symmetries and
     transpositions resolved, in the caller's orientation) with games, wins, win rate and share of
-    the won games, the usage rule's move and the coevolution move."""
-    body = await service.lookup_body(book, moves, min_games)
-    return Response(body, media_type="application/json")
+    the won games, the usage rule's move and the coevolution move. ETag: the book's state (304 to
+    ``If-None-Match`` while the book has no new finished game)."""
+    body, tag = await service.lookup_body(book, moves, min_games)
+    return cached_response(request, body, tag, "application/json")
 
 
-@router.get("/{book}/move", response_model=MoveOut,
-            responses={404: {"model": OutOfBookOut, "description": "out of book, or no book of that name"},
-                       **BAD_MOVES, **OTHER_ENGINE})
-async def book_move(book: BookName, service: Service, moves: Moves = "", min_games: MinGames = 1) -> MoveOut:
-    """Just the book's move after ``moves`` (the usage rule), or 404 with ``out_of_book: true``."""
-    found = await service.book_move(book, moves, min_games)
-    chosen = next(c for c in found.candidates if c.usage)
-    return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, move=chosen.move, games=chosen.games,
-                   wins=chosen.wins, winrate=chosen.winrate)
+@router.get("/{book}/move", response_model=MoveOut, responses={**NOT_FOUND, **BAD_MOVES, **NOT_MODIFIED, **OTHER_ENGINE})
+async def book_move(request: Request, book: BookName, service: Service, moves: Moves = "",
+                    min_games: MinGames = 1) -> Response:
+    """The move a bot plays after ``moves``: the usage rule's (``move``), with the coevolution rule's
+    beside it. Out of book is an ordinary answer: 200 with ``move: null`` (``in_book: false`` when no
+    game went through the position); an unknown book is 404, an illegal move 422. ETag as ``/lookup``."""
+    found, tag = await service.book_move(book, moves, min_games)
+    return cached_response(request, found.model_dump_json().encode(), tag, "application/json")
 
 
 @router.get("/{book}/games", response_model=GameList, responses=NOT_FOUND)
 async def list_games(request: Request, book: BookName, service: Service, reveal: Reveal, limit: Limit = 50,
                      offset: Offset = 0,
                      status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned|set_aside)$")] = None,
+                     after: Annotated[int | None, Query(ge=0, le=MAX_GAME_ID, description=(
+                         "keyset paging: 0 for the first page, then the previous page's ``next_after``; pages go "
+                         "by id, newest first, so a growing book neither skips nor repeats a game"))] = None,
                      ) -> GameList:
-    """The book's games, most recently changed first (lease owners' names need the admin token)."""
-    out = await service.run_heavy(service.games, book, status, limit, offset)
+    """The book's games, most recently changed first (``offset`` pages), or by id with the ``after``
+    cursor (``next_after`` of each page); lease owners' names need the admin token."""
+    out = await service.run_heavy(service.games, book, status, limit, offset, after)
     if reveal:
         return out
     key = request.app.state.redact_key
@@ -60,16 +68,20 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
 
 @router.get("/{book}/export.sgf", response_class=Response, responses={
     200: {"content": {"application/x-go-sgf": {"schema": {"type": "string"}}}, "description": "the book as SGF"},
-    **NOT_FOUND, **OTHER_ENGINE})
-async def export_sgf(book: BookName, service: Service,
+    **NOT_FOUND, **NOT_MODIFIED, **OTHER_ENGINE})
+async def export_sgf(request: Request, book: BookName, service: Service,
                      min_games: MinGames = 1,
                      depth: Annotated[int | None, Query(ge=1, le=400, description="moves from the root")] = None,
                      max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
                      ) -> Response:
-    """The book as one SGF game tree: a node per book move with games, wins and win rate."""
+    """The book as one SGF game tree: a node per book move with games, wins and win rate. ETag:
+    the book's state; a client that has the current export gets 304 without it being made again."""
+    tag = await service.run(service.book_tag, book)
+    if matches(request.headers.get("if-none-match"), tag):
+        return cached_response(request, b"", tag, "application/x-go-sgf")
     data = await service.run_heavy(service.export_sgf, book, min_games, depth, max_nodes)
-    return Response(data, media_type="application/x-go-sgf",
-                    headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
+    return cached_response(request, data, tag, "application/x-go-sgf",
+                           headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
 
 
 def _ascii(name: str) -> str:

@@ -180,13 +180,13 @@ async function refreshBook() {
     }));
     $("book-summary").textContent = found.in_book
       ? `${found.to_move === "B" ? "Black" : "White"} to play · ${found.games} games here · usage rule: ` +
-        `${found.usage_move ?? "none"} · self-play: ${found.book_move ?? "would mutate"}`
+        `${found.usage_move ?? "none"} · self-play: ${found.coevolution_move ?? "would mutate"}`
       : "out of book: no game of the population went through this position";
     const table = $("book-candidates");
     table.replaceChildren();
     row(table, ["move", "games", "wins", "win rate", "share of wins", ""], true);
     for (const c of found.candidates) {
-      const marks = [c.usage ? "usage rule" : "", c.book_move ? "book move" : ""].filter(Boolean).join(", ");
+      const marks = [c.usage ? "usage rule" : "", c.coevolution ? "self-play (coevolution)" : ""].filter(Boolean).join(", ");
       const tr = row(table, [c.move, { text: c.games, num: true }, { text: c.wins, num: true },
                              { text: `${(100 * c.winrate).toFixed(1)}%`, num: true },
                              { text: `${(100 * c.share).toFixed(1)}%`, num: true }, marks]);

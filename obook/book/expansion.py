@@ -140,6 +140,7 @@ class Expander:
         every point whose canonical move is ``excluded``; symmetric copies of a move are one move."""
         avoid = frozenset(p for p in position.points()
                           if excluded and canonical_move(position, p, symmetries) in excluded)
+        allowed = (lambda point: point not in avoid) if avoid else None
         self.player.new_game()
         self.player.reseed(move_seed(job.seed, number))
         interval = max(1.0, self.lease_seconds / 4)
@@ -153,7 +154,7 @@ class Expander:
                     cancel.cancel()
 
         result = self.player.genmove(position, on_progress=keep_lease, progress_interval=interval, cancel=cancel,
-                                     avoid=avoid)
+                                     root_moves=allowed)
         if lost:
             raise lost[0]
         merged: dict[int, tuple[int, float]] = {}

@@ -76,7 +76,7 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
         candidate = {"move": c.vertex, "games": c.games, "wins": c.wins, "draws": c.draws,
                      "winrate": round(c.winrate, 6), "share": round(c.share, 6)}
         if not brief:
-            candidate.update(usage=c.point == usage, book_move=c.point == chosen)
+            candidate.update(usage=c.point == usage, coevolution=c.point == chosen)
         candidates.append(candidate)
     document = {
         "book": found.book.name,
@@ -88,7 +88,7 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
         "games": found.games,
         "candidates": candidates,
         "usage_move": found.usage.vertex if found.usage is not None else None,
-        "book_move": found.coevolution.vertex if found.coevolution is not None else None,
+        "coevolution_move": found.coevolution.vertex if found.coevolution is not None else None,
     }
     if brief:
         for key in ("size", "move_number", "games"):

@@ -1,17 +1,34 @@
-"""Analysis output in the Leela-Zero format that Sabaki and Lizzie read: the options of
-``[lz-]analyze`` and ``[lz-]genmove_analyze``, and the ``info`` lines streamed while a search runs."""
+"""Analysis output as the GUIs read it: the options of ``[lz-]analyze``, ``kata-analyze`` and
+``[lz-]genmove_analyze``, and the ``info`` lines streamed while a search runs.
+
+Two dialects. Leela Zero's (``lz-analyze``; Sabaki, Lizzie): win rate, prior and lcb in
+ten-thousandths. KataGo's (``kata-analyze``; Lizzie, Sabaki, KaTrain): the same as fractions, with
+``scoreMean``/``scoreStdev``/``scoreLead`` per move and, on request, ``ownership`` (one value per
+point in [-1, 1], top row first, left to right) at the end of the line. Every figure is for the
+colour analysed (KataGo's default SIDETOMOVE), which is how Sabaki and Lizzie flip them.
+
+Where the figures come from: visits and win rates are the search's real simulations; ``prior`` is
+each move's share of the virtual wins the search's priors (``obook/search/priors.py``: captures,
+escapes, shapes) gave it (uniform for players without priors); ``lcb`` is the win rate less 1.96
+standard errors of its simulations (0 below two visits). obook has no score network: the scores
+are the mean and spread of the final area scores of random playouts after the move (``scorer``),
+and the ownership that of playouts from the position (``obook.playout.ownership``).
+"""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from obook.go.position import parse_color
 from obook.go.vertex import format_vertex
-from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number
+from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number, vertex_argument
 from obook.gtp.protocol import GTPCommandError
-from obook.search.result import SearchResult
+from obook.search.result import MoveStats, SearchResult
+
+LCB_Z = 1.96
 
 
 @dataclass
@@ -20,11 +37,22 @@ class AnalyzeOptions:
     interval: float  # seconds between info lines
     min_moves: int = 0
     max_moves: int = 0  # 0: all moves with visits
+    ownership: bool = False  # kata-analyze: append the ownership of every point
+    allow: set[int] | None = None  # only these first moves of ``color`` (None: any)
+    avoid: set[int] = field(default_factory=set)  # never these first moves of ``color``
+
+    def permits(self, point: int) -> bool:
+        return point not in self.avoid and (self.allow is None or point in self.allow)
 
 
-def parse_analyze_options(args: list[str], to_move: int) -> AnalyzeOptions:
-    """``[COLOR] [INTERVAL] [interval N] [minmoves N] [maxmoves N]``, intervals in centiseconds;
-    the colour defaults to ``to_move`` and the interval to one second."""
+def parse_analyze_options(args: list[str], to_move: int, size: int = 19, kata: bool = False) -> AnalyzeOptions:
+    """``[COLOR] [INTERVAL] [interval N] [minmoves N] [maxmoves N] [avoid|allow COLOR VERTICES UNTILDEPTH]``
+    and, for ``kata-analyze``, ``[ownership true|false]``; intervals in centiseconds, VERTICES
+    comma-separated. The colour defaults to ``to_move`` and the interval to one second.
+
+    ``avoid``/``allow`` restrict the first move of the colour analysed (UNTILDEPTH at least 1);
+    a restriction for the other colour, whose first move is deeper in the search, is accepted and
+    has no effect."""
     words = list(args)
     color = to_move
     if words and words[0].lower() in ("b", "w", "black", "white"):
@@ -33,6 +61,7 @@ def parse_analyze_options(args: list[str], to_move: int) -> AnalyzeOptions:
     if words and is_number(words[0]):
         interval = centiseconds_argument(words.pop(0))
     options = AnalyzeOptions(color=color, interval=interval)
+    known = "interval, minmoves, maxmoves, avoid, allow" + (", ownership" if kata else "")
     while words:
         key = words.pop(0).lower()
         if not words:
@@ -44,19 +73,191 @@ def parse_analyze_options(args: list[str], to_move: int) -> AnalyzeOptions:
             options.min_moves = integer_argument(value, "minmoves")
         elif key == "maxmoves":
             options.max_moves = integer_argument(value, "maxmoves")
+        elif key in ("avoid", "allow"):
+            if len(words) < 2:
+                raise GTPCommandError(f"expected: {key} COLOR VERTEX[,VERTEX...] UNTILDEPTH")
+            who = parse_color(value)
+            points = {vertex_argument(v, size) for v in words.pop(0).split(",") if v}
+            depth = integer_argument(words.pop(0), f"{key} depth")
+            if depth < 1:
+                raise GTPCommandError(f"{key} depth must be at least 1, not {depth}")
+            if who != color:
+                continue
+            if key == "avoid":
+                options.avoid |= points
+            elif options.allow is not None:
+                raise GTPCommandError("only one allow option is accepted")
+            else:
+                options.allow = points
+        elif key == "ownership" and kata:
+            if value.lower() not in ("true", "false"):
+                raise GTPCommandError(f"ownership must be true or false, not {value!r}")
+            options.ownership = value.lower() == "true"
+        elif kata and key in ("ownershipstdev", "pvvisits", "movesownership", "rootinfo", "pvedgevisits"):
+            if value.lower() not in ("true", "false"):
+                raise GTPCommandError(f"{key} must be true or false, not {value!r}")
         else:
-            raise GTPCommandError(f"unknown analyze option {key!r}: known are interval, minmoves, maxmoves")
+            raise GTPCommandError(f"unknown analyze option {key!r}: known are {known}")
     return options
 
 
-class InfoPrinter:
-    """Writes Leela-Zero ``info`` lines (one line per update, every candidate on it) at most once
-    per interval; the winrate and prior are in ten-thousandths, for the analysed colour."""
+def priors(result: SearchResult) -> dict[int, float]:
+    """Each root move's prior probability: its share of the priors' virtual wins, or uniform."""
+    weights = {s.point: s.prior for s in result.moves}
+    total = sum(w for w in weights.values() if w is not None and w > 0)
+    if total <= 0 or any(w is None for w in weights.values()):
+        uniform = 1.0 / max(len(result.moves), 1)
+        return {point: uniform for point in weights}
+    return {point: max(w, 0.0) / total for point, w in weights.items()}
 
-    def __init__(self, options: AnalyzeOptions, size: int, write: Callable[[str], None]):
+
+def lower_bound(stats: MoveStats) -> float:
+    """The win rate less ``LCB_Z`` standard errors, in [0, 1]; 0 below two visits."""
+    if stats.visits < 2:
+        return 0.0
+    return min(max(stats.winrate - LCB_Z * math.sqrt(max(stats.variance, 0.0) / stats.visits), 0.0), 1.0)
+
+
+def shown_moves(result: SearchResult, options: AnalyzeOptions) -> list[MoveStats]:
+    """The moves an info line lists, best first: those with visits (at least ``min_moves``, at
+    most ``max_moves`` when positive), none that ``allow``/``avoid`` exclude."""
+    ranked = [s for s in sorted(result.moves, key=lambda s: (s.visits, s.winrate), reverse=True)
+              if options.permits(s.point)]
+    shown = [s for s in ranked if s.visits > 0]
+    if len(shown) < options.min_moves:
+        shown = ranked[:options.min_moves]
+    if options.max_moves > 0:
+        shown = shown[:options.max_moves]
+    return shown
+
+
+def _pv(stats: MoveStats, size: int) -> str:
+    move = format_vertex(stats.point, size)
+    pv = [format_vertex(p, size) for p in (stats.pv or [stats.point])]
+    if not pv or pv[0] != move:
+        pv = [move] + pv
+    return " ".join(pv)
+
+
+def _unit(x: float) -> float:
+    return min(max(x, 0.0), 1.0)
+
+
+def format_info_line(result: SearchResult, size: int, max_moves: int = 0, min_moves: int = 0,
+                     options: AnalyzeOptions | None = None) -> str:
+    """Leela Zero: ``info move D4 visits 120 winrate 5230 prior 125 lcb 4980 order 0 pv D4 E5 ...``
+    for every move shown (``shown_moves``)."""
+    if options is None:
+        options = AnalyzeOptions(color=0, interval=0.0, min_moves=min_moves, max_moves=max_moves)
+    prior = priors(result)
+    parts = []
+    for order, stats in enumerate(shown_moves(result, options)):
+        parts.append(f"info move {format_vertex(stats.point, size)} visits {stats.visits} "
+                     f"winrate {round(10000 * _unit(stats.winrate))} prior {round(10000 * prior[stats.point])} "
+                     f"lcb {round(10000 * lower_bound(stats))} order {order} pv {_pv(stats, size)}")
+    return " ".join(parts)
+
+
+Scorer = Callable[[int], tuple[float, float]]  # move -> (mean, standard deviation) of the final score
+
+
+def format_kata_line(result: SearchResult, size: int, options: AnalyzeOptions, scorer: Scorer,
+                     ownership: list[float] | None = None) -> str:
+    """KataGo: ``info move D4 visits 120 winrate 0.523 scoreMean 1.5 scoreStdev 9.8 scoreLead 1.5
+    prior 0.0125 lcb 0.498 order 0 pv D4 E5 ...`` for every move shown, then ``ownership`` and one
+    value per point (top row first) when given. ``scorer(move)`` is the score after the move, for
+    the colour analysed; ``scoreLead`` is the same mean (obook has no separate estimate of the lead)."""
+    prior = priors(result)
+    parts = []
+    for order, stats in enumerate(shown_moves(result, options)):
+        mean, stdev = scorer(stats.point)
+        parts.append(f"info move {format_vertex(stats.point, size)} visits {stats.visits} "
+                     f"winrate {_unit(stats.winrate):.6f} scoreMean {mean:.2f} scoreStdev {stdev:.2f} "
+                     f"scoreLead {mean:.2f} prior {prior[stats.point]:.6f} lcb {lower_bound(stats):.6f} "
+                     f"order {order} pv {_pv(stats, size)}")
+    if not parts:
+        return ""
+    line = " ".join(parts)
+    if ownership is not None:
+        line += " ownership " + " ".join(f"{v:.4f}" for v in ownership)
+    return line
+
+
+def finished_line(winrate: float, score: float, kata: bool, ownership: list[float] | None = None) -> str:
+    """The one line for a finished game (two passes): pass, with the count as it stands."""
+    if kata:
+        line = (f"info move pass visits 1 winrate {winrate:.6f} scoreMean {score:.2f} scoreStdev 0.00 "
+                f"scoreLead {score:.2f} prior 1.000000 lcb {winrate:.6f} order 0 pv pass")
+        if ownership is not None:
+            line += " ownership " + " ".join(f"{v:.4f}" for v in ownership)
+        return line
+    rate = round(10000 * winrate)
+    return f"info move pass visits 1 winrate {rate} prior 10000 lcb {rate} order 0 pv pass"
+
+
+class PlayoutScorer:
+    """``scorer(move)``: the mean and standard deviation of the final area score (less komi) of
+    ``playouts`` random playouts after ``color`` plays ``move``, for ``color``; computed once per
+    move (the position does not change while it is analysed)."""
+
+    def __init__(self, position, color: int, playouts: int = 100, policy: str = "atari50", seed: int = 1):
+        self.position = position
+        self.color = color
+        self.playouts = max(playouts, 1)
+        self.policy = policy
+        self.seed = seed
+        self._scores: dict[int, tuple[float, float]] = {}
+
+    def __call__(self, point: int) -> tuple[float, float]:
+        known = self._scores.get(point)
+        if known is None:
+            known = self._scores[point] = self._measure(point)
+        return known
+
+    def _measure(self, point: int) -> tuple[float, float]:
+        import numpy as np
+
+        from obook.go.board import BLACK, new_board
+        from obook.playout.ownership import accumulate_ownership
+        from obook.playout.policies import POLICY_NAMES, new_scratch
+        from obook.rng import make_rng
+
+        trial = self.position.copy()
+        trial.play(point, self.color)
+        work = new_board(trial.size)
+        rng = make_rng(self.seed)
+        scratch = new_scratch(trial.board)
+        owner = np.zeros(trial.board.color.shape[0])
+        sign = 1.0 if self.color == BLACK else -1.0
+        scores = np.empty(self.playouts)
+        for k in range(self.playouts):
+            owner[:] = 0.0
+            accumulate_ownership(trial.board, work, POLICY_NAMES[self.policy], rng, trial.komi, scratch, 1, owner)
+            scores[k] = sign * (owner.sum() - trial.komi)
+        return float(scores.mean()), float(scores.std())
+
+
+def ownership_rows(black_ownership, size: int, color: int) -> list[float]:
+    """Per-point ownership (padded-board array or dict, Black positive) as KataGo writes it: top
+    row first, left to right, for ``color``."""
+    from obook.go.board import BLACK
+    from obook.go.vertex import point_of
+
+    sign = 1.0 if color == BLACK else -1.0
+    return [sign * float(black_ownership[point_of(col, row, size)])
+            for row in range(size - 1, -1, -1) for col in range(size)]
+
+
+class InfoPrinter:
+    """Writes ``info`` lines (one line per update, every candidate on it) at most once per
+    interval; ``format`` turns a search result into a line ('' when there is nothing to show)."""
+
+    def __init__(self, options: AnalyzeOptions, size: int, write: Callable[[str], None],
+                 format: Callable[[SearchResult], str] | None = None):
         self.options = options
         self.size = size
         self.write = write
+        self.format = format or (lambda result: format_info_line(result, size, options=options))
         self.printed = 0
         self.last = 0.0
 
@@ -64,30 +265,12 @@ class InfoPrinter:
         now = time.perf_counter()
         if not force and self.printed and now - self.last < self.options.interval:
             return
-        line = format_info_line(result, self.size, self.options.max_moves, self.options.min_moves)
+        line = self.format(result)
         if line:
             self.write(line + "\n")
             self.printed += 1
             self.last = now
 
 
-def format_info_line(result: SearchResult, size: int, max_moves: int = 0, min_moves: int = 0) -> str:
-    """``info move D4 visits 120 winrate 5230 prior 125 order 0 pv D4 E5 ...`` for every move
-    with visits (at least ``min_moves`` moves, at most ``max_moves`` when positive)."""
-    ranked = sorted(result.moves, key=lambda s: (s.visits, s.winrate), reverse=True)
-    shown = [s for s in ranked if s.visits > 0]
-    if len(shown) < min_moves:
-        shown = ranked[:min_moves]
-    if max_moves > 0:
-        shown = shown[:max_moves]
-    prior = round(10000 / max(len(result.moves), 1))
-    parts = []
-    for order, stats in enumerate(shown):
-        move = format_vertex(stats.point, size)
-        pv = [format_vertex(p, size) for p in (stats.pv or [stats.point])]
-        if not pv or pv[0] != move:
-            pv = [move] + pv
-        winrate = round(10000 * min(max(stats.winrate, 0.0), 1.0))
-        parts.append(f"info move {move} visits {stats.visits} winrate {winrate} prior {prior} "
-                     f"order {order} pv {' '.join(pv)}")
-    return " ".join(parts)
+__all__ = ["AnalyzeOptions", "InfoPrinter", "finished_line", "format_info_line", "format_kata_line",
+           "parse_analyze_options"]

@@ -26,7 +26,14 @@ from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
 from obook.go.vertex import format_vertex, point_of
-from obook.gtp.analysis import InfoPrinter, parse_analyze_options
+from obook.gtp.analysis import (
+    InfoPrinter,
+    PlayoutScorer,
+    finished_line,
+    format_kata_line,
+    ownership_rows,
+    parse_analyze_options,
+)
 from obook.gtp.arguments import (
     color_argument,
     expect_arguments,
@@ -73,7 +80,7 @@ class GTPEngine(GTPProtocol):
         self.commands = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
             "name": lambda args: ENGINE_NAME,
-            "version": lambda args: __version__,
+            "version": self.cmd_version,
             "known_command": self.cmd_known_command,
             "list_commands": lambda args: "\n".join(self.commands),
             "quit": self.cmd_quit,
@@ -98,6 +105,7 @@ class GTPEngine(GTPProtocol):
             "set_free_handicap": self.cmd_set_free_handicap,
             "analyze": self.cmd_analyze,
             "lz-analyze": self.cmd_analyze,
+            "kata-analyze": lambda args: self.cmd_analyze(args, kata=True),
             "genmove_analyze": self.cmd_genmove_analyze,
             "lz-genmove_analyze": self.cmd_genmove_analyze,
             "gogui-analyze_commands": self.cmd_gogui_analyze_commands,
@@ -107,6 +115,13 @@ class GTPEngine(GTPProtocol):
         if self.book is not None:
             self.commands["obook-book_stats"] = self.cmd_book_stats
             self._check_book()
+
+    def cmd_version(self, args: list[str]) -> str:
+        """The version, and the book in use (GoGui and Sabaki show it beside the name)."""
+        if self.book is None:
+            return __version__
+        book = self.book.book
+        return f"{__version__} with book {book.name!r} ({book.size}x{book.size} komi {book.komi:g})"
 
     def close(self) -> None:
         if self.book is not None:
@@ -442,32 +457,68 @@ class GTPEngine(GTPProtocol):
 
     # ---- analysis -------------------------------------------------------------------------------
 
-    def cmd_analyze(self, args: list[str]) -> Streamed:
-        """``[lz-]analyze [COLOR] [INTERVAL] [interval N] [minmoves N] [maxmoves N]``: info lines
-        every INTERVAL centiseconds until the next command arrives."""
-        options = parse_analyze_options(args, self.position.to_move)
+    def cmd_analyze(self, args: list[str], kata: bool = False) -> Streamed:
+        """``[lz-]analyze`` and ``kata-analyze`` (``obook.gtp.analysis`` has the options and the
+        formats): info lines every INTERVAL centiseconds until the next command arrives (Sabaki
+        stops it by sending one, GoGui by ``# interrupt``). In a finished game (two passes) there
+        is nothing to search: one line, pass with the count as it stands, and the answer ends."""
+        size = self.position.size
+        options = parse_analyze_options(args, self.position.to_move, size, kata=kata)
         position = self._position_for(options.color)
         self._stream(format_header(self._ident))
-        printer = InfoPrinter(options, self.position.size, self._stream)
+        if position.passes >= 2:
+            self._stream(self._finished_line(position, options, kata) + "\n")
+            return Streamed("\n")
+        line = None
+        if kata:
+            scorer = PlayoutScorer(position, options.color, policy=self.config.policy)
+            ownership = None
+            if options.ownership:
+                from obook.playout.ownership import estimate_ownership
+
+                ownership = ownership_rows(estimate_ownership(position, self.ownership_playouts, self.config.policy),
+                                           size, options.color)
+            line = lambda result: format_kata_line(result, size, options, scorer, ownership)  # noqa: E731
+        printer = InfoPrinter(options, size, self._stream, line)
 
         cancel = CancelToken()
 
         def progress(result: SearchResult) -> None:
             printer.update(result)
-            if printer.printed and (self._input_waiting() or self._interrupt.is_set()):
+            if self._input_waiting() or self._interrupt.is_set():
                 cancel.cancel()
 
+        extra = {}
+        if options.allow is not None or options.avoid:  # the tree search keeps them out of its root too;
+            from obook.search.mcts import MCTSPlayer  # other players' lines leave them out
+
+            if isinstance(self.player, MCTSPlayer):
+                extra["root_moves"] = options.permits
         with self._tree_guard(position):
             result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
-                                         progress_interval=min(options.interval, 0.1), cancel=cancel)
-        if not cancel.cancelled:
+                                         progress_interval=min(options.interval, 0.1), cancel=cancel, **extra)
+        if extra:
+            self.player.new_game()  # the restricted root must not serve the next genmove
+        if not cancel.cancelled or not printer.printed:
             printer.update(result, force=True)
         return Streamed("\n")
+
+    def _finished_line(self, position: Position, options, kata: bool) -> str:
+        from obook.playout.ownership import area_map, capturers_view
+
+        score = position.score() if options.color == BLACK else -position.score()
+        winrate = 1.0 if score > 0 else 0.0 if score < 0 else 0.5
+        ownership = None
+        if kata and options.ownership:
+            area = area_map(position, capturers_view(position, set()))
+            black = {p: 1.0 if c == BLACK else -1.0 if c == WHITE else 0.0 for p, c in area.items()}
+            ownership = ownership_rows(black, position.size, options.color)
+        return finished_line(winrate, score, kata, ownership)
 
     def cmd_genmove_analyze(self, args: list[str]) -> Streamed:
         """``[lz-]genmove_analyze [COLOR] [INTERVAL] ...``: a genmove that streams info lines and
         ends with ``play VERTEX``."""
-        options = parse_analyze_options(args, self.position.to_move)
+        options = parse_analyze_options(args, self.position.to_move, self.position.size)
         color = options.color
         self._stream(format_header(self._ident))
         printer = InfoPrinter(options, self.position.size, self._stream)

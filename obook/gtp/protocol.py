@@ -2,7 +2,8 @@
 
 ``GTPProtocol`` is the loop of one session: a thread reads the input, so that a streamed answer
 (``lz-analyze``) can run until the next command arrives and GoGui's ``# interrupt`` line can cut a
-search short; every other line is answered in order by the handler of the subclass's command table.
+search short (one read while no command is pending is stale, and ignored); every other line is
+answered in order by the handler of the subclass's command table.
 A command that fails with ``GTPCommandError`` (or any ``ObookError`` or ``ValueError``) answers
 ``? message``; an unexpected failure is logged to stderr with its traceback and answered
 ``? internal error: ...`` instead of ending the process.
@@ -46,6 +47,8 @@ class GTPProtocol:
         self.commands: dict[str, Callable[[list[str]], str | Streamed]] = {}
         self._inbox: queue.Queue | None = None
         self._interrupt = threading.Event()
+        self._lock = threading.Lock()  # orders the reader's interrupts against the end of each command
+        self._outstanding = 0  # lines read and not yet answered
         self._out: TextIO | None = None
         self._pending: list[str] = []
         self._streaming = False
@@ -66,7 +69,9 @@ class GTPProtocol:
                 if response:
                     out.write(response)
                     out.flush()
-                self._interrupt.clear()  # an interrupt is for the command running or about to run
+                with self._lock:
+                    self._outstanding -= 1
+                    self._interrupt.clear()  # an interrupt is for the command it arrived during
         finally:
             self._out = None
             self._inbox = None
@@ -78,9 +83,12 @@ class GTPProtocol:
     def _read(self, lines: Iterable[str]) -> None:
         try:
             for line in lines:
-                if line.strip() == INTERRUPT_LINE:
-                    self._interrupt.set()
-                    continue
+                with self._lock:
+                    if line.strip() == INTERRUPT_LINE:
+                        if self._outstanding:  # while nothing runs there is nothing to interrupt: a stale
+                            self._interrupt.set()  # interrupt must not cut the next command short
+                        continue
+                    self._outstanding += 1
                 self._inbox.put(line)
         except (OSError, ValueError, UnicodeDecodeError) as exc:
             print(f"obook gtp: input error: {exc}", file=self.log, flush=True)

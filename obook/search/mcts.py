@@ -84,23 +84,23 @@ class MCTSPlayer(Player):
     # ---- search ---------------------------------------------------------------------------------
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None,
-                avoid=frozenset(), root_priors=None):
-        """``avoid``: points the root must not play (a minimax book's search of the moves outside
-        the book); the tree is not reused across a search that avoids moves. ``root_priors``:
-        {point: (virtual visits, value for the player to move)} added to the root's children (a
-        book's values as prior knowledge: its soft mode)."""
+                root_moves=None, root_priors=None):
+        """``root_moves(point)``: whether the search may consider that first move (GTP analysis's
+        allow/avoid; a minimax book's search of the moves outside the book; pass is always
+        considered). The restriction stays in the tree: call ``new_game`` before a search without
+        it. ``root_priors``: {point: (virtual visits, value for the player to move)} added to the
+        root's children (a book's values as prior knowledge: its soft mode)."""
         budget = self.budget(seconds, playouts)
-        if avoid:
-            self.new_game()
         self._prepare_root(position)
         params = self.config.kernel_params(position.komi)
         work = new_board(position.size)
         sc = new_search_scratch(position.size)
         if position.passes < 2:
             allowed, repeats = superko_allowed(position)
-            for point in avoid:
-                allowed[point] = 0
-            if position.superko or repeats or avoid or root_priors:
+            if root_moves is not None:
+                for point in np.flatnonzero(allowed):
+                    allowed[point] = bool(root_moves(int(point)))
+            if position.superko or repeats or root_moves is not None or root_priors:
                 expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
             if root_priors:
                 self._add_root_priors(root_priors)
@@ -126,10 +126,7 @@ class MCTSPlayer(Player):
                 last_report = now
             if cancelled(cancel):
                 break
-        result = self.result(position, done, time.perf_counter() - start)
-        if avoid:
-            self._root_moves = None  # a restricted root is no tree to reuse
-        return result
+        return self.result(position, done, time.perf_counter() - start)
 
     def _add_root_priors(self, priors: dict[int, tuple[float, float]]) -> None:
         tree = self.tree
@@ -163,7 +160,7 @@ class MCTSPlayer(Player):
                 MoveStats(
                     point=int(tree.move[child]), visits=int(n), winrate=mean, variance=var,
                     amaf_visits=int(na), amaf_winrate=amaf_wins / na if na > 0 else 0.0,
-                    pv=self.principal_variation(child),
+                    pv=self.principal_variation(child), prior=float(tree.prior_wins[child]),
                 )
             )
         stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)

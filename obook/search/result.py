@@ -16,6 +16,7 @@ class MoveStats:
     pv: list[int] = field(default_factory=list)  # this move, then the best continuation
     value: float = 0.0  # pure Monte-Carlo players: the mean score (or win rate) they rank moves by
     pruned: bool = False  # progressive pruning: no longer a candidate when the search ended
+    prior: float | None = None  # the priors' virtual wins for this move (None: a player without priors)
 
 
 @dataclass

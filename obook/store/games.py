@@ -240,10 +240,17 @@ def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origi
 
 
 def list_games(conn: Connection, book_id: int, status: str | None = None, limit: int = 100, offset: int = 0,
-               newest_first: bool = True) -> list[GameRow]:
+               newest_first: bool = True, before_id: int | None = None) -> list[GameRow]:
+    """A page of a book's games, most recently changed first (or in id order); with ``before_id``
+    the games of lower id, highest first (``before_id=0``: the first such page): a page that no
+    change or new game can shift."""
     query = select(GAMES).where(GAMES.c.book_id == book_id)
     if status is not None:
         query = query.where(GAMES.c.status == status)
+    if before_id is not None:
+        if before_id > 0:
+            query = query.where(GAMES.c.id < before_id)
+        return [game_from_row(r) for r in conn.execute(query.order_by(GAMES.c.id.desc()).limit(limit).offset(offset))]
     order = GAMES.c.updated_at.desc() if newest_first else GAMES.c.id
     return [game_from_row(r) for r in conn.execute(query.order_by(order, GAMES.c.id.desc()).limit(limit).offset(offset))]
 

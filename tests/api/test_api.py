@@ -15,7 +15,9 @@ from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book
 from obook.config import Settings
 from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
-from obook.store.models import SELFPLAY
+from obook.store.games import GAMES as GAMES_TABLE
+from obook.store.models import SELFPLAY, utcnow
+from sqlalchemy import func, select
 from obook.store.workers import heartbeat
 
 GAMES = [
@@ -81,7 +83,8 @@ def test_lookup_root_has_every_first_move(client):
     answer = client.get("/v1/books/demo/lookup").json()
     assert answer["in_book"] and answer["to_move"] == "B" and answer["move_number"] == 1
     assert candidates(answer) == {"E5": (3, 2), "C3": (2, 0)}  # C3's two games were both won by White
-    assert answer["usage_move"] == "E5" and answer["book_move"] == "E5"
+    assert answer["usage_move"] == "E5" and answer["coevolution_move"] == "E5"
+    assert [(c["usage"], c["coevolution"]) for c in answer["candidates"]] == [(True, True), (False, False)]
     assert answer["candidates"][0]["winrate"] == pytest.approx(2 / 3)
     assert answer["candidates"][0]["share"] == 1.0  # E5 won every game Black won here
     assert answer["stones"] == [] and answer["games"] == 5
@@ -98,7 +101,7 @@ def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store,
     found = lookup(store, book, moves)
     assert {k: v for k, v in answer.items() if k != "stones"} == lookup_document(found)
     brief = lookup_document(found, brief=True)
-    assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "book_move"]
+    assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "coevolution_move"]
     assert brief == {k: answer[k] for k in brief if k != "candidates"} | {"candidates": [
         {k: c[k] for k in ("move", "games", "wins", "draws", "winrate", "share")} for c in answer["candidates"]]}
 
@@ -139,7 +142,7 @@ def test_lookup_accepts_every_move_spelling(client, moves):
 def test_lookup_with_passes_and_out_of_book(client):
     answer = client.get("/v1/books/demo/lookup", params={"moves": "pass"}).json()
     assert answer == {**answer, "moves": ["pass"], "to_move": "W", "in_book": False, "candidates": [],
-                      "usage_move": None, "book_move": None, "games": 0}
+                      "usage_move": None, "coevolution_move": None, "games": 0}
     assert client.get("/v1/books/demo/lookup", params={"moves": "E5,PASS"}).json()["moves"] == ["E5", "pass"]
 
 
@@ -183,23 +186,43 @@ def test_unknown_book_is_404(client):
 
 def test_move_is_the_usage_rule(client):
     assert client.get("/v1/books/demo/move").json() == {
-        "book": "demo", "moves": [], "to_move": "B", "move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3)}
+        "book": "demo", "moves": [], "to_move": "B", "in_book": True, "move": "E5", "usage_move": "E5",
+        "coevolution_move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3)}
     assert client.get("/v1/books/demo/move", params={"moves": "e5"}).json()["move"] in ("G5", "C5", "E3", "E7")
 
 
-def test_move_out_of_book_is_404_saying_so(client, store, book):
+def test_move_out_of_book_is_an_ordinary_answer(client, store, book):
+    """A bot asks until the book runs out: that is 200 with ``move: null``, not an error."""
     nothing = client.get("/v1/books/demo/move", params={"moves": "A1"})
-    assert nothing.status_code == 404
-    assert nothing.json() == {"detail": "out of book after A1: no game went through this position", "out_of_book": True}
+    assert nothing.status_code == 200
+    assert nothing.json() == {"book": "demo", "moves": ["A1"], "to_move": "W", "in_book": False, "move": None,
+                              "usage_move": None, "coevolution_move": None, "games": 0, "wins": 0, "winrate": None}
     add_game(store, book, "A1 B1", "B")  # White's answer lost: games but no wins
     no_win = client.get("/v1/books/demo/move", params={"moves": "A1"})
-    assert no_win.status_code == 404 and "no move has won a game here" in no_win.json()["detail"]
+    assert no_win.status_code == 200
+    assert (no_win.json()["in_book"], no_win.json()["move"], no_win.json()["games"]) == (True, None, 0)
     assert client.get("/v1/books/demo/lookup", params={"moves": "A1"}).json()["in_book"] is True
+    assert client.get("/v1/books/nope/move", params={"moves": "A1"}).status_code == 404
+    assert client.get("/v1/books/demo/move", params={"moves": "A1 A1"}).status_code == 422
+
+
+def test_openapi_names_the_two_choices_alike(client):
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    for name in ("LookupOut", "MoveOut"):
+        fields = schemas[name]["properties"]
+        assert {"usage_move", "coevolution_move", "in_book"} <= set(fields), name
+        assert "usage rule" in fields["usage_move"]["description"]
+        assert "coevolution rule" in fields["coevolution_move"]["description"]
+    assert {"usage", "coevolution"} <= set(schemas["CandidateOut"]["properties"])
+    move = client.get("/openapi.json").json()["paths"]["/v1/books/{book}/move"]["get"]
+    assert set(move["responses"]) >= {"200", "404", "422"}
+    assert "out of book" in move["description"].lower()
 
 
 def test_min_games_filters_the_usage_rule(client):
     assert client.get("/v1/books/demo/move", params={"min_games": 3}).json()["move"] == "E5"
-    assert client.get("/v1/books/demo/move", params={"min_games": 4}).status_code == 404
+    few = client.get("/v1/books/demo/move", params={"min_games": 4})
+    assert few.status_code == 200 and (few.json()["in_book"], few.json()["move"]) == (True, None)
     assert client.get("/v1/books/demo/move", params={"min_games": 0}).status_code == 422
 
 
@@ -233,6 +256,26 @@ def test_games_of_a_book_are_paged(client):
     assert len(rest["items"]) == len(GAMES) - 2
     assert client.get("/v1/books/demo/games", params={"status": "in_progress"}).json()["total"] == 0
     assert client.get("/v1/books/demo/games", params={"status": "bogus"}).status_code == 422
+
+
+def test_keyset_pages_neither_skip_nor_repeat_while_games_change(client, store, book):
+    """Offset pages go by last change, which a building book keeps changing: the ``after`` cursor
+    goes by id, so games that change or arrive between two pages move nothing."""
+    first = client.get("/v1/books/demo/games", params={"limit": 2, "after": 0}).json()
+    assert first["after"] == 0 and first["next_after"] == first["items"][-1]["id"]
+    ids = [g["id"] for g in first["items"]]
+    add_game(store, book, "D4", "B")  # arrives between two pages: it is newer than the walk
+    with store.write() as conn:  # and the oldest game changes: offset paging would now move it to the front
+        oldest = conn.execute(select(func.min(GAMES_TABLE.c.id)).where(GAMES_TABLE.c.book_id == book.id)).scalar_one()
+        conn.execute(GAMES_TABLE.update().where(GAMES_TABLE.c.id == oldest).values(updated_at=utcnow()))
+    cursor = first["next_after"]
+    while cursor is not None:
+        page = client.get("/v1/books/demo/games", params={"limit": 2, "after": cursor}).json()
+        ids += [g["id"] for g in page["items"]]
+        cursor = page["next_after"]
+    assert ids == sorted(ids, reverse=True) and len(ids) == len(set(ids)) == len(GAMES)
+    assert client.get("/v1/books/demo/games", params={"after": -1}).status_code == 422
+    assert client.get("/v1/books/demo/games", params={"limit": 200}).json()["next_after"] is None
 
 
 def test_export_sgf_is_the_book_tree(client):
@@ -356,3 +399,75 @@ def test_serve_refuses_a_database_without_schema(tmp_path, capsys):
 
     assert main(["serve", "--db", str(tmp_path / "none.db"), "--port", "0"]) == 2
     assert "obook db upgrade" in capsys.readouterr().err
+
+
+# ---- HTTP caching and CORS -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cache_seconds", [0, 600])  # 600: the second ask is answered by api/fastpath.py
+def test_lookups_have_the_books_etag_and_answer_304_until_a_game_finishes(store_url, store, book, cache_seconds):
+    with make_client(store_url, api_cache_seconds=cache_seconds, api_fresh_seconds=0.3) as client:
+        first = client.get("/v1/books/demo/lookup", params={"moves": "E5"})
+        tag = first.headers["etag"]
+        assert first.status_code == 200 and tag.startswith('"b') and first.headers["cache-control"] == "public, no-cache"
+        again = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": tag})
+        assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == tag
+        other = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": '"stale"'})
+        assert other.status_code == 200 and other.json() == first.json()
+        listed = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": f'"x", W/{tag}'})
+        assert listed.status_code == 304
+        move = client.get("/v1/books/demo/move", params={"moves": "E5"})
+        assert move.headers["etag"] == tag
+        assert client.get("/v1/books/demo/move", params={"moves": "E5"}, headers={"If-None-Match": tag}).status_code == 304
+        assert (tag in str(client.app.state.service.answers._items)) == (cache_seconds > 0)
+        add_game(store, book, "E5 G5 C5", "B")  # the book changes: so does its tag
+        time.sleep(3.5)  # a cached answer is served until ten checks' time without one
+        changed = client.get("/v1/books/demo/lookup", params={"moves": "E5"}, headers={"If-None-Match": tag})
+        assert changed.status_code == 200 and changed.headers["etag"] != tag
+        assert sorted(candidates(changed.json()).values()) == [(1, 0), (3, 1)]
+    with make_client(store_url, api_cache_seconds=cache_seconds) as restarted:  # another process, the same tag
+        assert restarted.get("/v1/books/demo/lookup").headers["etag"] == changed.headers["etag"]
+
+
+def test_errors_carry_no_etag(client):
+    assert "etag" not in client.get("/v1/books/nope/lookup").headers
+    assert "etag" not in client.get("/v1/books/demo/lookup", params={"moves": "E5 E5"}).headers
+
+
+def test_exports_and_games_answer_304(client, store, book):
+    export = client.get("/v1/books/demo/export.sgf")
+    tag = export.headers["etag"]
+    assert export.status_code == 200 and export.headers["cache-control"] == "public, no-cache"
+    assert tag == client.get("/v1/books/demo/lookup").headers["etag"]
+    assert client.get("/v1/books/demo/export.sgf", headers={"If-None-Match": tag}).status_code == 304
+    with store.read() as conn:
+        game_id = list_games(conn, book.id, limit=1)[0].id
+    record = client.get(f"/v1/games/{game_id}")
+    assert record.headers["cache-control"] == "public, max-age=3600"  # a finished game does not change
+    assert record.headers["vary"] == "Authorization"
+    assert client.get(f"/v1/games/{game_id}", headers={"If-None-Match": record.headers["etag"]}).status_code == 304
+    sgf_record = client.get(f"/v1/games/{game_id}.sgf")
+    assert sgf_record.headers["etag"] != record.headers["etag"]
+    assert client.get(f"/v1/games/{game_id}.sgf",
+                      headers={"If-None-Match": sgf_record.headers["etag"]}).status_code == 304
+
+
+def test_cors_is_off_unless_origins_are_configured(store_url, book):
+    asked = {"Origin": "https://board.example", "Access-Control-Request-Method": "GET",
+             "Access-Control-Request-Headers": "If-None-Match"}
+    with make_client(store_url) as closed:
+        answer = closed.get("/v1/books/demo/lookup", headers={"Origin": "https://board.example"})
+        assert "access-control-allow-origin" not in answer.headers
+        assert closed.options("/v1/books/demo/lookup", headers=asked).status_code == 405
+    with make_client(store_url, cors_origins="https://board.example, https://other.example",
+                     api_cache_seconds=600) as open_:
+        for _ in range(2):  # the second answer comes from the lookup cache (api/fastpath.py)
+            answer = open_.get("/v1/books/demo/lookup", headers={"Origin": "https://board.example"})
+            assert answer.headers["access-control-allow-origin"] == "https://board.example"
+            assert "etag" in answer.headers["access-control-expose-headers"].lower()
+        preflight = open_.options("/v1/books/demo/lookup", headers=asked)
+        assert preflight.status_code == 200 and "if-none-match" in preflight.headers["access-control-allow-headers"].lower()
+        stranger = open_.get("/v1/books/demo/lookup", headers={"Origin": "https://evil.example"})
+        assert "access-control-allow-origin" not in stranger.headers
+        missing = open_.get("/v1/books/nope/lookup", headers={"Origin": "https://other.example"})
+        assert missing.status_code == 404 and missing.headers["access-control-allow-origin"] == "https://other.example"

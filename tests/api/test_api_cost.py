@@ -96,7 +96,7 @@ def test_expensive_requests_leave_the_lookup_threads_free(store, book):
                 group.start_soon(service.run_heavy, expensive)
             await anyio.sleep(0.2)
             with anyio.fail_after(30):  # the lookup does not wait for the expensive ones
-                body = await service.lookup_body("demo", "E5", 1)
+                body, _ = await service.lookup_body("demo", "E5", 1)
             release.set()
         return body
 

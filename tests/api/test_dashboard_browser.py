@@ -21,6 +21,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
                  "--disable-component-update", "--disable-sync"]
 FIRST_STONES_SECONDS = 600  # the first build on a cold numba cache compiles the search for minutes
 ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOT = os.environ.get("OBOOK_DASHBOARD_SCREENSHOT")
 
 
 def _missing(why: str):
@@ -138,4 +139,8 @@ def test_dashboard_draws_the_games_being_played_and_follows_them(chromium, live_
     assert page.locator("#workers tr").count() >= 2  # header and at least one worker
     assert page.locator("#rate-chart svg").count() == 1 and page.locator("#growth-chart svg").count() == 1
     assert not errors, errors
+    if SCREENSHOT:  # the README's picture: OBOOK_DASHBOARD_SCREENSHOT=docs/dashboard.png
+        page.set_viewport_size({"width": 1280, "height": 900})
+        page.wait_for_timeout(3000)
+        page.screenshot(path=SCREENSHOT, full_page=True)
     page.close()

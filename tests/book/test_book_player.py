@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from obook import __version__
 from obook.book.keys import ENGINE_VERSION, EngineMismatch, opening_statistics
 from obook.book.library import BookSettings, ensure_book, open_book_store
 from obook.book.player import BookPlayer, book_mismatch
@@ -55,9 +56,12 @@ def test_gtp_engine_plays_and_analyses_from_the_book(tmp_path):
     url = f"sqlite:///{tmp_path / 'p.db'}"
     seeded_book(url)
     engine = GTPEngine("playouts=64", player=BookPlayer(make_player("playouts=64"), url, "p"))
+    assert engine.handle("version").strip() == f"= {__version__} with book 'p' (9x9 komi 7.5)"
     assert engine.handle("genmove b").strip() == "= E5"
     answer = engine.handle("reg_genmove w")
     assert answer.strip().split()[-1] in ("C5", "G5", "E3", "E7")
+    analysis = engine.handle("kata-analyze w 10").split("\n")  # the book's figures, in KataGo's format
+    assert analysis[0] == "=" and analysis[1].startswith("info move ") and " scoreLead " in analysis[1]
 
 
 def test_match_passes_book_options_to_obook_gtp():

@@ -4,14 +4,15 @@ import pytest
 
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.vertex import parse_vertex
-from obook.gtp.analysis import AnalyzeOptions, InfoPrinter, format_info_line, parse_analyze_options
+from obook.gtp.analysis import (AnalyzeOptions, InfoPrinter, finished_line, format_info_line, format_kata_line,
+                                ownership_rows, parse_analyze_options)
 from obook.gtp.protocol import GTPCommandError
 from obook.search.result import MoveStats, SearchResult
 
 
-def stats(vertex, visits, winrate, pv=()):
-    return MoveStats(point=parse_vertex(vertex, 9), visits=visits, winrate=winrate, variance=0.0,
-                     pv=[parse_vertex(v, 9) for v in pv])
+def stats(vertex, visits, winrate, pv=(), variance=0.0, prior=None):
+    return MoveStats(point=parse_vertex(vertex, 9), visits=visits, winrate=winrate, variance=variance,
+                     pv=[parse_vertex(v, 9) for v in pv], prior=prior)
 
 
 def result(*moves):
@@ -28,8 +29,10 @@ def test_options():
         AnalyzeOptions(color=BLACK, interval=0.1, min_moves=3, max_moves=5)
     with pytest.raises(GTPCommandError, match="'maxmoves' needs a value"):
         parse_analyze_options(["b", "maxmoves"], BLACK)
-    with pytest.raises(GTPCommandError, match="unknown analyze option 'avoid'"):
+    with pytest.raises(GTPCommandError, match="expected: avoid COLOR VERTEX"):
         parse_analyze_options(["b", "avoid", "b"], BLACK)
+    with pytest.raises(GTPCommandError, match="unknown analyze option 'ownership'"):
+        parse_analyze_options(["b", "ownership", "true"], BLACK)
     with pytest.raises(GTPCommandError, match="minmoves must be an integer"):
         parse_analyze_options(["minmoves", "few"], BLACK)
 
@@ -37,17 +40,18 @@ def test_options():
 def test_info_line_ranks_by_visits_and_keeps_the_move_first_in_its_pv():
     line = format_info_line(result(stats("C3", 10, 0.4), stats("E5", 30, 0.61234, pv=["E5", "D4"]),
                                    stats("G7", 0, 0.9), stats("D4", 10, 0.45, pv=["F6"])), 9)
-    assert line == ("info move E5 visits 30 winrate 6123 prior 2500 order 0 pv E5 D4 "
-                    "info move D4 visits 10 winrate 4500 prior 2500 order 1 pv D4 F6 "
-                    "info move C3 visits 10 winrate 4000 prior 2500 order 2 pv C3")
+    assert line == ("info move E5 visits 30 winrate 6123 prior 2500 lcb 6123 order 0 pv E5 D4 "
+                    "info move D4 visits 10 winrate 4500 prior 2500 lcb 4500 order 1 pv D4 F6 "
+                    "info move C3 visits 10 winrate 4000 prior 2500 lcb 4000 order 2 pv C3")
 
 
 def test_info_line_bounds():
     moves = (stats("C3", 5, 1.2), stats("E5", 0, -0.1), stats("G7", 0, 0.5))
-    assert format_info_line(result(*moves), 9) == "info move C3 visits 5 winrate 10000 prior 3333 order 0 pv C3"
+    assert format_info_line(result(*moves), 9) == ("info move C3 visits 5 winrate 10000 prior 3333 lcb 10000 order 0 "
+                                                   "pv C3")
     assert format_info_line(result(*moves), 9, min_moves=2).endswith("info move G7 visits 0 winrate 5000 prior 3333 "
-                                                                     "order 1 pv G7")
-    assert format_info_line(result(*moves), 9, min_moves=3).endswith("winrate 0 prior 3333 order 2 pv E5")
+                                                                     "lcb 0 order 1 pv G7")
+    assert format_info_line(result(*moves), 9, min_moves=3).endswith("winrate 0 prior 3333 lcb 0 order 2 pv E5")
     assert format_info_line(result(*moves), 9, max_moves=1, min_moves=3).count("info move") == 1
     assert format_info_line(result(), 9) == ""
 
@@ -58,9 +62,51 @@ def test_printer_writes_at_most_once_an_interval_unless_forced():
     searched = result(stats("E5", 3, 0.5))
     printer.update(searched)
     printer.update(searched)
-    assert written == ["info move E5 visits 3 winrate 5000 prior 10000 order 0 pv E5\n"]
+    assert written == ["info move E5 visits 3 winrate 5000 prior 10000 lcb 5000 order 0 pv E5\n"]
     printer.update(searched, force=True)
     assert len(written) == 2 and printer.printed == 2
     printer.update(result())  # nothing to show: nothing written
     InfoPrinter(AnalyzeOptions(color=BLACK, interval=3600.0), 9, written.append).update(result(), force=True)
     assert len(written) == 2
+
+
+def test_options_allow_avoid_and_ownership():
+    options = parse_analyze_options(["w", "10", "avoid", "w", "E5,d4", "1", "avoid", "b", "C3", "2", "allow", "w",
+                                     "E5,F6,pass", "3", "ownership", "true", "pvVisits", "true"], BLACK, 9, kata=True)
+    assert options.color == WHITE and options.ownership
+    assert options.avoid == {parse_vertex("E5", 9), parse_vertex("D4", 9)}  # Black's C3 is not the first move
+    assert options.allow == {parse_vertex("E5", 9), parse_vertex("F6", 9), PASS}
+    assert [options.permits(parse_vertex(v, 9)) for v in ("E5", "F6", "pass", "G7")] == [False, True, True, False]
+    with pytest.raises(GTPCommandError, match="only one allow"):
+        parse_analyze_options(["allow", "b", "E5", "1", "allow", "b", "D4", "1"], BLACK, 9)
+
+
+def test_lcb_and_real_priors():
+    moves = (stats("E5", 100, 0.6, variance=0.24, prior=30.0), stats("C3", 1, 1.0, prior=10.0),
+             stats("G7", 0, 0.0, prior=0.0))
+    line = format_info_line(result(*moves), 9, min_moves=3)
+    # lcb: 0.6 - 1.96 * sqrt(0.24 / 100) = 0.504; none below two visits; priors: shares of the prior wins
+    assert line == ("info move E5 visits 100 winrate 6000 prior 7500 lcb 5040 order 0 pv E5 "
+                    "info move C3 visits 1 winrate 10000 prior 2500 lcb 0 order 1 pv C3 "
+                    "info move G7 visits 0 winrate 0 prior 0 lcb 0 order 2 pv G7")
+
+
+def test_kata_line_format_with_scores_and_ownership():
+    options = AnalyzeOptions(color=WHITE, interval=1.0, avoid={parse_vertex("C3", 9)})
+    moves = (stats("E5", 100, 0.6, pv=["E5", "D4"], variance=0.24, prior=30.0), stats("C3", 50, 0.7, prior=10.0))
+    scores = {parse_vertex("E5", 9): (2.5, 11.25)}
+    line = format_kata_line(result(*moves), 9, options, scores.__getitem__, ownership=[0.5] * 80 + [-1.0])
+    head, _, ownership = line.partition(" ownership ")
+    assert head == ("info move E5 visits 100 winrate 0.600000 scoreMean 2.50 scoreStdev 11.25 scoreLead 2.50 "
+                    "prior 0.750000 lcb 0.503980 order 0 pv E5 D4")
+    assert ownership.split() == ["0.5000"] * 80 + ["-1.0000"]
+    assert format_kata_line(result(stats("C3", 5, 0.5)), 9, options, scores.__getitem__) == ""
+    assert finished_line(0.0, -7.5, kata=False) == "info move pass visits 1 winrate 0 prior 10000 lcb 0 order 0 pv pass"
+
+
+def test_ownership_rows_are_top_row_first_for_the_colour_analysed():
+    from obook.go.vertex import point_of
+
+    black = {point_of(col, row, 3): float(10 * row + col) / 100 for row in range(3) for col in range(3)}
+    assert ownership_rows(black, 3, BLACK) == [0.2, 0.21, 0.22, 0.1, 0.11, 0.12, 0.0, 0.01, 0.02]
+    assert ownership_rows(black, 3, WHITE)[:2] == [-0.2, -0.21]

@@ -87,7 +87,7 @@ def test_administrative_commands(engine):
                  "clear_board", "komi", "play", "genmove", "undo", "showboard", "final_score", "final_status_list",
                  "time_settings", "time_left", "loadsgf", "printsgf", "set_free_handicap", "fixed_handicap",
                  "place_free_handicap", "reg_genmove", "kgs-genmove_cleanup", "analyze", "lz-analyze",
-                 "genmove_analyze", "lz-genmove_analyze", "gogui-analyze_commands"):
+                 "genmove_analyze", "lz-genmove_analyze", "gogui-analyze_commands", "kata-analyze"):
         assert name in commands
     assert ok(engine, "known_command genmove") == "true"
     assert ok(engine, "known_command fly") == "false"
@@ -151,7 +151,11 @@ def test_bad_input_is_an_error_and_changes_nothing(engine, tmp_path):
     fails(engine, f"loadsgf {tmp_path / 'broken.sgf'} 0", "numbered from 1")
     fails(engine, "fixed_handicap 2", "board not empty")
     fails(engine, "set_free_handicap c3 g7", "board not empty")
-    fails(engine, "lz-analyze b 10 allow b e4", "unknown analyze option")
+    fails(engine, "lz-analyze b 10 allow b e4", "expected: allow COLOR VERTEX[,VERTEX...] UNTILDEPTH")
+    fails(engine, "lz-analyze b 10 avoid b e4,z9 1", "z9")
+    fails(engine, "lz-analyze b 10 avoid b e4 0", "avoid depth must be at least 1")
+    fails(engine, "lz-analyze b 10 ownership true", "unknown analyze option 'ownership'")
+    fails(engine, "kata-analyze b 10 ownership yes", "ownership must be true or false")
     fails(engine, "printsgf /nonexistent/dir/game.sgf", "cannot write")
     ok(engine, "undo")
     fails(engine, "undo", "cannot undo")
@@ -296,9 +300,9 @@ def check_info_line(line, size):
         head, _, pv = entry.partition(" pv ")
         words = head.split()
         fields = dict(zip(words[::2], words[1::2]))
-        assert set(fields) == {"move", "visits", "winrate", "prior", "order"}
+        assert set(fields) == {"move", "visits", "winrate", "prior", "lcb", "order"}
         assert int(fields["visits"]) > 0
-        assert 0 <= int(fields["winrate"]) <= 10000
+        assert 0 <= int(fields["lcb"]) <= int(fields["winrate"]) <= 10000 and 0 < int(fields["prior"]) <= 10000
         orders.append(int(fields["order"]))
         moves = pv.split()
         assert moves[0] == fields["move"]
@@ -377,3 +381,147 @@ def test_end_of_input_ends_the_session():
                           timeout=120)
     assert done.returncode == 0
     assert done.stdout.startswith("=1 obook\n\n=2\n\n?3 illegal move B E5: the point is occupied\n\n=4 \n")
+
+
+def send_line(process, text):
+    process.stdin.write(text + "\n")
+    process.stdin.flush()
+
+
+def read_within(process, seconds):
+    """The next response, or fail when none is complete within ``seconds``."""
+    import threading
+
+    box = []
+    reader = threading.Thread(target=lambda: box.append(read_response(process)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert box, f"no answer within {seconds} s"
+    return box[0]
+
+
+def stop(process):
+    if process.poll() is None:
+        process.kill()
+        process.wait()
+
+
+def test_analyze_on_a_finished_game_answers_and_the_next_command_is_answered():
+    """Sabaki analyses the last node of a game (both passed), then stops the analysis by sending
+    any command; GoGui does the same with ``# interrupt``."""
+    process = start_engine()
+    try:
+        send_line(process, "play b e5")  # compiles the rules before anything is timed
+        assert read_response(process) == ["="]
+        send_line(process, "play b pass")
+        send_line(process, "play w pass")
+        assert read_response(process) == ["="] and read_response(process) == ["="]
+        send_line(process, "1 lz-analyze 10")
+        analysis = read_within(process, 5)
+        assert analysis == ["=1", "info move pass visits 1 winrate 10000 prior 10000 lcb 10000 order 0 pv pass"]
+        send_line(process, "2 kata-analyze w 10 ownership true")
+        kata = read_within(process, 5)
+        assert kata[0] == "=2" and len(kata) == 2
+        head, _, ownership = kata[1].partition(" ownership ")
+        assert head.startswith("info move pass visits 1 winrate 0.000000 scoreMean -73.50 ")
+        values = [float(v) for v in ownership.split()]
+        assert len(values) == 81 and values[4 * 9 + 4] == -1.0 and values.count(-1.0) == 81  # E5 is Black's
+        send_line(process, "3 lz-analyze 10")
+        time.sleep(1.0)
+        send_line(process, "4 protocol_version")
+        assert read_within(process, 2)[0] == "=3"
+        assert read_within(process, 2) == ["=4 2"]
+        send_line(process, "5 lz-analyze 10")
+        time.sleep(0.5)
+        send_line(process, "# interrupt")  # the analysis has answered: nothing to interrupt
+        send_line(process, "6 name")
+        assert read_within(process, 2)[0] == "=5" and read_within(process, 2) == ["=6 obook"]
+        send_line(process, "7 clear_board")
+        assert read_response(process) == ["=7"]
+        send_line(process, "8 analyze b 10")  # a live position: it runs until GoGui's interrupt alone
+        time.sleep(1.0)
+        send_line(process, "# interrupt")
+        analysis = read_within(process, 3)
+        assert analysis[0] == "=8" and analysis[1].startswith("info move ")
+    finally:
+        stop(process)
+
+
+def test_a_stale_interrupt_does_not_cut_the_next_genmove_short():
+    """GoGui may send ``# interrupt`` just after the answer it interrupts has come: with nothing
+    running it is ignored, and the next genmove spends its whole budget."""
+    process = start_engine(("--config", "algorithm=flat,playouts=3000,seed=7"))
+    try:
+        send_line(process, "1 name")
+        assert read_response(process) == ["=1 obook"]
+        send_line(process, "# interrupt")
+        time.sleep(0.5)
+        send_line(process, "2 genmove b")
+        reply = read_within(process, 60)
+        assert reply[0].startswith("=2 ") and reply[0] != "=2 pass"
+        send_line(process, "quit")
+        read_response(process)
+        assert process.wait(timeout=20) == 0
+        assert "playouts 3000 in" in process.stderr.read()
+    finally:
+        stop(process)
+
+
+def test_kata_analyze_lines_as_lizzie_and_sabaki_read_them():
+    process = start_engine(("--config", "algorithm=uct,seed=7"))
+    try:
+        send_line(process, "boardsize 9")
+        send_line(process, "play b e5")
+        assert read_response(process) == ["="] and read_response(process) == ["="]
+        send_line(process, "1 kata-analyze w 20 ownership true avoid w D5,F5 1 maxmoves 6")
+        time.sleep(1.5)
+        send_line(process, "2 name")
+        analysis = read_within(process, 5)
+        assert read_within(process, 2) == ["=2 obook"]
+        assert analysis[0] == "=1" and len(analysis) >= 2
+        for line in analysis[1:]:
+            moves, ownership = check_kata_line(line, 9)
+            assert len(moves) <= 6 and not {"D5", "F5"} & set(moves)
+            assert ownership[4 * 9 + 4] < -0.5  # White's view: E5 is Black's stone
+        send_line(process, "3 lz-analyze w 10 minmoves 100")  # every move, with or without visits
+        time.sleep(0.5)
+        send_line(process, "4 name")
+        analysis = read_within(process, 5)
+        assert read_within(process, 2) == ["=4 obook"]
+        entries = parse_info_entries(analysis[-1])
+        priors = [int(f["prior"]) for f in entries]
+        assert len(entries) == 81 and len(set(priors)) > 1  # the search's priors, not a uniform share
+        assert abs(sum(priors) - 10000) <= 81
+    finally:
+        stop(process)
+
+
+def parse_info_entries(line):
+    """Each ``info`` entry's fields and its pv, as Sabaki and Lizzie split them."""
+    entries = []
+    for entry in (part.strip() for part in line.split("info ") if part.strip()):
+        head, _, pv = entry.partition(" pv ")
+        words = head.split()
+        fields = dict(zip(words[::2], words[1::2]))
+        fields["pv"] = pv.split()
+        entries.append(fields)
+    return entries
+
+
+def check_kata_line(line, size):
+    """KataGo's format: fractions with a decimal point (how Sabaki tells them from Leela Zero's),
+    scores, lcb below the win rate, and the ownership of every point at the end."""
+    head, _, ownership = line.partition(" ownership ")
+    entries = parse_info_entries(head)
+    assert entries
+    for order, fields in enumerate(entries):
+        assert set(fields) == {"move", "visits", "winrate", "scoreMean", "scoreStdev", "scoreLead", "prior", "lcb",
+                               "order", "pv"}
+        assert "." in fields["winrate"] and 0.0 <= float(fields["winrate"]) <= 1.0
+        assert 0.0 <= float(fields["lcb"]) <= float(fields["winrate"])
+        assert 0.0 < float(fields["prior"]) <= 1.0
+        assert abs(float(fields["scoreMean"])) <= size * size + 10 and float(fields["scoreStdev"]) >= 0
+        assert int(fields["order"]) == order and fields["pv"][0] == fields["move"]
+    values = [float(v) for v in ownership.split()]
+    assert len(values) == size * size and all(-1.0 <= v <= 1.0 for v in values)
+    return [f["move"] for f in entries], values
