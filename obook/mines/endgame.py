@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from obook.jit import cold
-from obook.mines.frontier import COUNT_OK, FREE, MINE, frontier_constraints, log_layouts, no_fixed_cells, settle
+from obook.mines.frontier import COUNT_OK, MINE, frontier_constraints, log_layouts, no_fixed_cells, settle
 from obook.mines.game import UNKNOWN
 
 ENDGAME_LAYOUTS = 400  # at most this many consistent layouts for the exact end game
@@ -34,10 +34,10 @@ LIST_STEPS = 5_000_000  # backtracking steps ``list_layouts`` may take
 
 
 @cold
-def _backtrack(order, n_front, n_mines, cell_ncons, cell_cons, cons_target, cons_nvar, limit, max_steps):
-    """Every assignment of mines to ``order`` (frontier cells first, ``n_front`` of them, then the
-    interior) meeting every count and holding ``n_mines`` mines in all: int8[L, h] (1 = mine), or an
-    empty (0, h) array with ``ok`` False when there are more than ``limit`` or the steps run out."""
+def _backtrack(order, n_mines, cell_ncons, cell_cons, cons_target, cons_nvar, limit, max_steps):
+    """Every assignment of mines to ``order`` (frontier cells first, breadth-first, then the interior)
+    meeting every count and holding ``n_mines`` mines in all: ``(int8[L, h] with 1 for a mine, ok)``; an
+    empty (0, h) array and ok False when there are more than ``limit`` or the steps run out."""
     h = order.size
     out = np.zeros((limit, h), np.int8)
     n_cons = cons_target.size
@@ -114,7 +114,7 @@ def list_layouts(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray
     if order.size == 0:
         assign, ok = np.zeros((1 if left == 0 else 0, 0), np.int8), left == 0
     else:
-        assign, ok = _backtrack(order, front.size, left, cell_ncons, cell_cons, cons_target[:n_cons].copy(),
+        assign, ok = _backtrack(order, left, cell_ncons, cell_cons, cons_target[:n_cons].copy(),
                                 cons_nvar[:n_cons].copy(), limit, LIST_STEPS)
     if not ok or assign.shape[0] == 0:
         return None
@@ -153,6 +153,19 @@ class EndgameSolver:
         except _GaveUp:
             return None
         return int(self.cells[col]), value
+
+    def click_value(self, cell: int) -> float | None:
+        """Exact chance to win after clicking ``cell`` (a board index) and playing optimally afterwards
+        (None when the recursion gave up): how far another rule's guess falls short of ``best``."""
+        col = int(np.flatnonzero(self.cells == cell)[0])
+        rows = np.arange(self.shows.shape[0])
+        now = np.zeros(self.shows.shape[1], bool)
+        now[col] = True
+        try:
+            total = sum(g.size * self._value(g, now)[0] for g in self._split(rows, (col,)))
+        except _GaveUp:
+            return None
+        return total / rows.size
 
     def _split(self, rows, cols):
         """Groups of ``rows`` by what ``cols`` show (rows where one of them is a mine left out)."""
