@@ -59,8 +59,9 @@ def register(subparsers) -> None:
                            "95%% Wilson interval and the think time per game, beside the best published rate.")
     bench.add_argument("--board", default="beginner", choices=list(STANDARD_BOARDS), help="standard board")
     bench.add_argument("--games", type=int, default=100, help="number of games (default 100)")
-    bench.add_argument("--solver", default="greedy", choices=list(SOLVERS),
-                       help="greedy (exact probabilities, least likely cell), lookahead (one click ahead among "
+    bench.add_argument("--solver", default="endgame", choices=list(SOLVERS),
+                       help="endgame (default: lookahead, and the exact optimum once at most 400 layouts are "
+                       "left), greedy (exact probabilities, least likely cell), lookahead (one click ahead among "
                        "the near-safest cells) or bsr-uct (the strongest search)")
     bench.add_argument("--sims", type=int, default=None,
                        help="bsr-uct: simulations per searched move (default 20000, expert 3000)")

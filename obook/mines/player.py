@@ -3,8 +3,9 @@
 ``Player`` decides each move with one of two solvers: ``bsr-uct`` searches with an
 ``obook.mines.engine.BsrUct`` (and the exact belief when it asks for shortcuts or candidates); ``greedy``
 and ``lookahead`` click a cell the exact probabilities (``obook.mines.frontier``) prove safe, else guess
-with ``obook.mines.guesses`` (the least likely mine, or a one-click lookahead among the near-safest). ``play_games`` is the loop of ``obook mines play``, ``obook mines bench`` and the
-benchmarks.
+with ``obook.mines.guesses`` (the least likely mine, or a one-click lookahead among the near-safest);
+``endgame`` is lookahead whose guesses are the exact optimum (``obook.mines.endgame``) once few layouts are
+left. ``play_games`` is the loop of ``obook mines play``, ``obook mines bench`` and the benchmarks.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import numpy as np
 from obook.errors import ObookError
 from obook.mines.engine import BsrUct, SamplerGaveUp, SearchResult
 from obook.mines.frontier import COUNT_INCONSISTENT, COUNT_OK, MINE, frontier_probabilities, no_fixed_cells
+from obook.mines.endgame import endgame_choice
 from obook.mines.game import PLAYING, UNKNOWN, WON, MinesGame
 from obook.mines.guesses import greedy_choice, lookahead_choice
 from obook.mines.samplers import EXACT_SAMPLED, exact_probabilities, sample_layouts
 from obook.stats import wilson_interval
 
 PLAYER_MAX_TRIES = 2_000_000  # rejection draws per position before a player falls back (about 1 s)
-SOLVERS = ("bsr-uct", "greedy", "lookahead")
+SOLVERS = ("bsr-uct", "greedy", "lookahead", "endgame")
 STANDARD_BSR_UCT = {"sampler": "exact", "belief": "root", "policy": "safe-first", "shortcut": True,
                     "candidates": 8, "reward": "win", "c_uct": 0.3, "first": "center"}  # strongest BSR-UCT
 STANDARD_SIMS = {"beginner": 20000, "intermediate": 20000, "expert": 3000}  # its simulations per move
@@ -47,7 +49,8 @@ class PlayerConfig:
     cell must be revealed sooner or later and its count only adds information). ``candidates``: when > 0,
     the root considers only that many cells least likely to hold a mine (exact belief). ``reward``:
     ``score`` (the paper) or ``win``. ``solver``: ``bsr-uct`` (the search, every option above),
-    ``greedy`` (``greedy_choice``) or ``lookahead`` (``lookahead_choice``); these two only read ``first``.
+    ``greedy`` (``greedy_choice``), ``lookahead`` (``lookahead_choice``) or ``endgame`` (``lookahead_choice``
+    until at most ``ENDGAME_LAYOUTS`` layouts are left, then ``endgame_choice``); these three only read ``first``.
     """
 
     solver: str = "bsr-uct"
@@ -162,8 +165,9 @@ class Player:
         return result.cell, result
 
     def _greedy(self, game: MinesGame, seed: int) -> int:
-        """Greedy or lookahead on the exact probabilities; every cell they prove safe is queued, so that
-        the count runs again only when the queue is empty (a proved-safe cell stays safe)."""
+        """Greedy, lookahead or endgame on the exact probabilities; every cell they prove safe is queued, so
+        that the count runs again only when the queue is empty (a proved-safe cell stays safe). The endgame
+        falls back on lookahead while too many layouts are left or when its recursion gives up."""
         if self._proved_for is not game:
             self._new_game(game)
         while self._proved_safe:
@@ -189,7 +193,11 @@ class Player:
         if status == COUNT_OK and safe.size:
             self._proved_safe = [int(c) for c in safe[::-1]]
             return self._proved_safe.pop()
-        if self.config.solver == "lookahead" and status == COUNT_OK:
+        if self.config.solver == "endgame" and status == COUNT_OK:
+            exact = endgame_choice(obs, self.n_mines, engine.nbr, engine.deg, self._proved_mines)
+            if exact is not None:
+                return exact[0]
+        if self.config.solver in ("lookahead", "endgame") and status == COUNT_OK:
             return lookahead_choice(obs, prob, self.n_mines, engine.nbr, engine.deg, self._proved_mines)
         return greedy_choice(obs, prob, engine.deg, engine.nbr)
 

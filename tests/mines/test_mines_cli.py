@@ -66,12 +66,12 @@ def test_bench_json_reports_the_win_rate_with_its_interval(capsys):
     rc = main(["mines", "bench", "--board", "beginner", "--games", "30", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["games"] == 30 and out["solver"] == "greedy" and out["mines"] == 10
+    assert out["games"] == 30 and out["solver"] == "endgame" and out["mines"] == 10
     assert out["config"]["first"] == 2 * 9 + 2
     lo, hi = out["win_rate_ci95"]
     assert lo <= out["win_rate"] <= hi + 1e-12 and out["wins"] == round(out["win_rate"] * 30)  # hi: 1 - 1e-16 at 30/30
     assert out["seconds_per_game"] > 0 and out["published_best"] == pytest.approx(0.9717)
-    assert out["command"].startswith("obook mines bench --board beginner --games 30 --solver greedy")
+    assert out["command"].startswith("obook mines bench --board beginner --games 30 --solver endgame")
     rc = main(["mines", "bench", "--board", "expert", "--games", "2", "--first", "0,0"])
     assert rc == 0
     text = capsys.readouterr().out
