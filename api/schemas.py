@@ -67,6 +67,8 @@ class CandidateOut(BaseModel):
     usage: bool = Field(description="the usage rule's choice (``usage_move``: play from the book)")
     coevolution: bool = Field(description="the coevolution rule's choice (``coevolution_move``: what self-play "
                                           "under the book's algorithm would play)")
+    winrate_ci95: list[float] | None = Field(default=None, description="95% Wilson interval of the win rate "
+                                                                       "(draws as half wins)")
     value: float | None = Field(default=None, description="minimax book: the move's minimax value for its player")
     lcb: float | None = Field(default=None, description="minimax book: its lower bound")
     ucb: float | None = Field(default=None, description="minimax book: its upper bound")

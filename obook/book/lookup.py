@@ -15,6 +15,7 @@ from typing import Callable, Protocol, Sequence
 from obook.book.rules import (BETA, BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
                               coevolution_move, usage_move)
 from obook.go.board import BLACK, PASS
+from obook.stats import wilson_interval
 from obook.store.books import BookInfo
 from obook.store.stats import ReadRows
 
@@ -76,7 +77,9 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
         candidate = {"move": c.vertex, "games": c.games, "wins": c.wins, "draws": c.draws,
                      "winrate": round(c.winrate, 6), "share": round(c.share, 6)}
         if not brief:
-            candidate.update(usage=c.point == usage, coevolution=c.point == chosen)
+            low, high = wilson_interval(c.points, c.games)
+            candidate.update(usage=c.point == usage, coevolution=c.point == chosen,
+                             winrate_ci95=[round(low, 6), round(high, 6)])
         candidates.append(candidate)
     document = {
         "book": found.book.name,

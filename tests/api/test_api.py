@@ -471,3 +471,15 @@ def test_cors_is_off_unless_origins_are_configured(store_url, book):
         assert "access-control-allow-origin" not in stranger.headers
         missing = open_.get("/v1/books/nope/lookup", headers={"Origin": "https://other.example"})
         assert missing.status_code == 404 and missing.headers["access-control-allow-origin"] == "https://other.example"
+
+
+def test_each_candidate_has_a_95_interval_on_its_win_rate(client):
+    from obook.stats import wilson_interval
+
+    answer = client.get("/v1/books/demo/lookup", params={"moves": ""}).json()
+    for c in answer["candidates"]:
+        low, high = wilson_interval(c["wins"] + c["draws"] / 2, c["games"])
+        assert c["winrate_ci95"] == [round(low, 6), round(high, 6)]
+        assert low <= c["winrate"] <= high
+    e5 = next(c for c in answer["candidates"] if c["move"] == "E5")
+    assert e5["games"] == 3 and e5["winrate_ci95"][0] < 0.5 < e5["winrate_ci95"][1]  # 3 games say little
