@@ -69,6 +69,8 @@ class MCTSPlayer(Player):
             self.tree, self.spare = self.spare, self.tree
         elif not reusable:
             reset_tree(self.tree)
+        if position.moves:  # the root's move is the last one played (the move model's "move before")
+            self.tree.move[int(self.tree.meta[ROOT])] = position.moves[-1][1]
         self._root_moves = list(position.moves)
         self._root_setup = setup
 
@@ -99,7 +101,7 @@ class MCTSPlayer(Player):
             for point in avoid:
                 allowed[point] = 0
             if position.superko or repeats or avoid:
-                expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
+                expand_root(self.tree, position.board, params, sc, allowed)
         start = time.perf_counter()
         last_report = start
         done = 0
