@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 GNUGO = os.environ.get("OBOOK_GNUGO", "/usr/games/gnugo")
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+SHARED = Path(os.environ.get("OBOOK_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
 
 
 @pytest.fixture(scope="session")

@@ -45,6 +45,7 @@ class SearchConfig:
     priors: bool = True  # new children start with virtual simulations from Go heuristics
     prior_even: float = 10.0  # virtual simulations at 50% every child gets
     prior_weight: float = 10.0  # virtual wins (losses) per unit of good (bad) evidence
+    prior_model: bool = False  # evidence from the learned move model (movemodel.py) instead of hand-set rules
     # --- expansion ---------------------------------------------------------------------------
     expand_threshold: int = 8  # expand a leaf after this many visits (1: "all ends")
     widening: bool = False  # progressive widening: consider only the best k(n) children
@@ -158,6 +159,7 @@ class SearchConfig:
             first_play_urgency=float(self.first_play_urgency), rave=bool(self.rave),
             rave_beta=self.rave_schedule == "beta", rave_k=float(self.rave_k), rave_bias=float(self.rave_bias),
             priors=bool(self.priors), prior_even=float(self.prior_even), prior_weight=float(self.prior_weight),
+            prior_model=bool(self.prior_model),
             expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
             widening_a=float(self.widening_a), widening_b=float(self.widening_b),
             score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(komi),
@@ -182,6 +184,7 @@ class KernelParams(NamedTuple):
     priors: bool
     prior_even: float
     prior_weight: float
+    prior_model: bool
     expand_threshold: int
     widening: bool
     widening_a: float

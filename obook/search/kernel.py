@@ -19,6 +19,7 @@ import numpy as np
 from obook.go.board import (
     BLACK,
     N_EMPTY,
+    NO_POINT,
     PASS,
     PASSES,
     TO_MOVE,
@@ -30,7 +31,8 @@ from obook.go.board import (
 )
 from obook.jit import hot
 from obook.playout.policies import max_playout_moves, playout_score, run_playout
-from obook.search.priors import prior_for
+from obook.search.movemodel import FEATURES_LEN, log_strength, shipped_log_gamma
+from obook.search.priors import model_prior, prior_for
 from obook.search.selection import select_child, widening_order
 from obook.search.shapes import shipped_shape_evidence
 from obook.search.tree import N_NODES, ROOT, init_node, swap_siblings
@@ -49,6 +51,8 @@ class Scratch(NamedTuple):
     policy_scratch: np.ndarray  # int32[cells]: scratch of the playout policy
     counters: np.ndarray  # int64[1]: generation counter
     shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
+    move_log_gamma: np.ndarray  # float64[TABLE_SIZE]: the move model's log-strengths (read only)
+    features: np.ndarray  # int64[FEATURES_LEN]: scratch of the move model
 
 
 def new_search_scratch(size: int) -> Scratch:
@@ -63,12 +67,19 @@ def new_search_scratch(size: int) -> Scratch:
         policy_scratch=np.zeros(cells, np.int32),
         counters=np.zeros(1, np.int64),
         shape_evidence=shipped_shape_evidence(),
+        move_log_gamma=shipped_log_gamma(),
+        features=np.zeros(FEATURES_LEN, np.int64),
     )
 
 
 @hot(inline="always")
 def _set_prior(tree, node, b, p, c, params, shapes):
     visits, wins = prior_for(b, p, c, params.prior_even, params.prior_weight, shapes)
+    _store_prior(tree, node, visits, wins)
+
+
+@hot(inline="always")
+def _store_prior(tree, node, visits, wins):
     tree.prior_visits[node] = visits
     tree.prior_wins[node] = wins
     tree.visits[node] = visits
@@ -79,7 +90,28 @@ def _set_prior(tree, node, b, p, c, params, shapes):
 
 
 @hot
-def expand(tree, node, b, params, shapes):
+def _set_model_priors(tree, node, b, c, params, sc, start, end):
+    """The priors of the children ``start:end`` of ``node`` from the move model (``prior_model``):
+    each child's probability among its siblings. The move before the last is the parent's move
+    (unknown at the root: none)."""
+    parent = tree.parent[node]
+    before_last = tree.move[parent] if parent >= 0 else NO_POINT
+    top = -1e300
+    for k in range(start, end):
+        s = log_strength(b, tree.move[k], c, before_last, sc.move_log_gamma, sc.features)
+        tree.prior_wins[k] = s  # held here until the sum is known
+        top = max(top, s)
+    total = 0.0
+    for k in range(start, end):
+        total += math.exp(tree.prior_wins[k] - top)
+    for k in range(start, end):
+        probability = math.exp(tree.prior_wins[k] - top) / total
+        visits, wins = model_prior(probability, end - start, params.prior_even, params.prior_weight)
+        _store_prior(tree, k, visits, wins)
+
+
+@hot
+def expand(tree, node, b, params, sc):
     """Create the children of ``node`` (see the module docstring).
     Returns False when the tree is full (the node then stays a leaf)."""
     c = b.scalars[TO_MOVE]
@@ -87,7 +119,8 @@ def expand(tree, node, b, params, shapes):
     start = tree.meta[N_NODES]
     if start + n_empty + 1 > tree.move.shape[0]:
         return False
-    priors = params.priors
+    priors = params.priors and not params.prior_model
+    shapes = sc.shape_evidence
     k = start
     for i in range(n_empty):
         p = b.empties[i]
@@ -100,6 +133,8 @@ def expand(tree, node, b, params, shapes):
     if priors:
         _set_prior(tree, k, b, PASS, c, params, shapes)
     k += 1
+    if params.priors and params.prior_model:
+        _set_model_priors(tree, node, b, c, params, sc, start, k)
     tree.first_child[node] = start
     tree.n_children[node] = k - start
     tree.meta[N_NODES] = k
@@ -107,14 +142,14 @@ def expand(tree, node, b, params, shapes):
 
 
 @hot
-def expand_root(tree, root_board, params, shapes, allowed):
+def expand_root(tree, root_board, params, sc, allowed):
     """Expand the root if it is not yet, then keep only its children whose move ``allowed[move]``
     permits (PASS always): how the player applies positional superko, which ``expand`` does not
     know, to the root (a reused subtree's root was expanded as a deeper node). Siblings keep their
     order."""
     root = tree.meta[ROOT]
     if tree.n_children[root] == 0:
-        expand(tree, root, root_board, params, shapes)
+        expand(tree, root, root_board, params, sc)
     first = tree.first_child[root]
     k = first
     for child in range(first, first + tree.n_children[root]):
@@ -164,7 +199,7 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
             if tree.n_children[node] == 0:
                 if node != root and tree.visits[node] - tree.prior_visits[node] < threshold:
                     break
-                if not expand(tree, node, work, params, sc.shape_evidence):
+                if not expand(tree, node, work, params, sc):
                     break
             if widening and tree.visits[node] > 0.0:
                 widening_order(tree, node)

@@ -69,6 +69,8 @@ class MCTSPlayer(Player):
             self.tree, self.spare = self.spare, self.tree
         elif not reusable:
             reset_tree(self.tree)
+        if position.moves:  # the root's move is the last one played (the move model's "move before")
+            self.tree.move[int(self.tree.meta[ROOT])] = position.moves[-1][1]
         self._root_moves = list(position.moves)
         self._root_setup = setup
 
@@ -101,7 +103,7 @@ class MCTSPlayer(Player):
                 for point in np.flatnonzero(allowed):
                     allowed[point] = bool(root_moves(int(point)))
             if position.superko or repeats or root_moves is not None or root_priors:
-                expand_root(self.tree, position.board, params, sc.shape_evidence, allowed)
+                expand_root(self.tree, position.board, params, sc, allowed)
             if root_priors:
                 self._add_root_priors(root_priors)
         start = time.perf_counter()

@@ -17,10 +17,18 @@ corner, and finds captures and escapes sooner. The evidence, per move ``p`` of t
 - proximity: ``p`` is within distance 2 of the last move (+0.5);
 - pass: -1 while more than a quarter of the board is empty.
 
+With ``prior_model`` the evidence comes from the learned move model instead
+(``obook/search/movemodel.py``): a child whose probability among its ``n`` siblings is ``q`` has
+``log2(n q)`` units (how much likelier than an average sibling it is), clipped to
+``MODEL_EVIDENCE_RANGE``, as good or bad evidence: the same virtual wins in proportion as above, with
+the model's weighing of captures, atari, self-atari, shapes and distances in place of the hand-set one.
+
 The prior visits are kept per node (``prior_visits``), so analysis reports real simulations.
 """
 
 from __future__ import annotations
+
+import math
 
 from obook.go.board import (
     BLACK,
@@ -100,4 +108,18 @@ def prior_for(b, p, c, even, weight, shapes):
     return visits, wins
 
 
-__all__ = ["move_evidence", "prior_for"]
+MODEL_EVIDENCE_RANGE = (-3.0, 4.0)
+
+
+@hot(inline="always")
+def model_prior(probability, siblings, even, weight):
+    """(virtual visits, virtual wins) of a child the move model gives ``probability`` among
+    ``siblings`` children (see the module docstring)."""
+    lo, hi = MODEL_EVIDENCE_RANGE
+    evidence = min(max(math.log2(max(probability * siblings, 1e-300)), lo), hi)
+    good = max(evidence, 0.0)
+    bad = max(-evidence, 0.0)
+    return even + weight * (good + bad), 0.5 * even + weight * good
+
+
+__all__ = ["model_prior", "move_evidence", "prior_for"]
