@@ -137,9 +137,14 @@ def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease
     return result.rowcount == 1
 
 
-def count_search(conn: Connection, game_id: int) -> None:
-    """One more mutation search started on ``game_id`` (committed before the search starts)."""
-    conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(searches=GAMES.c.searches + 1))
+def count_search(conn: Connection, game_id: int, owner: str) -> bool:
+    """One more mutation search started on ``game_id`` by ``owner`` (committed before the search
+    starts). False, with nothing counted, when ``owner`` no longer holds the game: a player that
+    was frozen past its lease learns it here, before it spends a search."""
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
+    ).values(searches=GAMES.c.searches + 1))
+    return result.rowcount == 1
 
 
 def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, bool]]:
