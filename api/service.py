@@ -209,7 +209,7 @@ class BookService:
     """
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
-                 fresh_seconds: float = 1.0, cache_mb: float = 192.0):
+                 fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0):
         self.store = store
         self.threads = max(threads, 1)
         self.fresh_seconds = fresh_seconds
@@ -224,6 +224,9 @@ class BookService:
         self._limiter: anyio.CapacityLimiter | None = None
         self.heavy_threads = max(1, self.threads // 4)
         self._heavy: anyio.CapacityLimiter | None = None
+        # exports (SGF bytes) under the book's generation, bounded by their bytes (OBOOK_API_EXPORT_CACHE_MB)
+        self.exports = TtlCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
+        self._export_locks = [threading.Lock() for _ in range(16)]  # by the export's hash: a bounded set
         self._progress = TtlCache(64, max(fresh_seconds, 0.5))  # one computation per second for every client
         self._progress_lock = threading.Lock()
         self._schema_checked = False
@@ -249,7 +252,7 @@ class BookService:
         ReplayedPosition.of(position)
 
     def clear(self) -> int:
-        cleared = self.answers.clear() + self.stats.clear() + self.books.clear()
+        cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
         for version in list(self.versions.values()):
             version.generation = next(self._generations)
         return cleared
@@ -452,10 +455,21 @@ class BookService:
         return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows])
 
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
+        """The book as SGF, made once per generation of the book (and parameters) whoever asks: an
+        export replays up to 20,000 nodes and queries each. Concurrent askers of the same export
+        wait for the one computation; exports larger than the cache's budget are made each time."""
         from obook.book.sgfio import export_book
 
-        data, _ = export_book(self.store, self.keyed_book(book, "export it"), min_games=min_games, depth=depth, max_nodes=max_nodes)
-        return data
+        info = self.keyed_book(book, "export it")
+        key = (book, min_games, depth, max_nodes)
+        with self._export_locks[hash(key) % len(self._export_locks)]:
+            generation = self.generation(info)
+            hit = self.exports.get(key)
+            if hit is not None and hit[0] == generation:
+                return hit[1]
+            data, _ = export_book(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
+            self.exports.put(key, (generation, data))
+            return data
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
         """The progress page, computed at most once per ``fresh_seconds`` (half a second at least)

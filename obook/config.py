@@ -34,6 +34,7 @@ class Settings(BaseSettings):
     api_fresh_seconds: float = 1.0  # how often the service asks whether a book has new games
     api_cache_size: int = 20000  # lookup answers kept in memory
     api_cache_mb: float = 192.0  # and at most this much memory (estimated) for the three lookup caches
+    api_export_cache_mb: float = 64.0  # SGF exports kept (per book generation and parameters), in megabytes
 
 
 @lru_cache(maxsize=1)

@@ -246,6 +246,8 @@ def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origi
 
 def list_games(conn: Connection, book_id: int, status: str | None = None, limit: int = 100, offset: int = 0,
                newest_first: bool = True) -> list[GameRow]:
+    """A page of a book's games, most recently changed first (walking ``ix_games_book_updated``
+    backwards: a deep page costs its offset, not a sort of the book) or in id order."""
     query = select(GAMES).where(GAMES.c.book_id == book_id)
     if status is not None:
         query = query.where(GAMES.c.status == status)
