@@ -224,6 +224,7 @@ class BookService:
         self._limiter: anyio.CapacityLimiter | None = None
         self.heavy_threads = max(1, self.threads // 4)
         self._heavy: anyio.CapacityLimiter | None = None
+        self._exporting: anyio.CapacityLimiter | None = None
         # exports (SGF bytes) under the book's generation, bounded by their bytes (OBOOK_API_EXPORT_CACHE_MB)
         self.exports = TtlCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
         self._export_locks = [threading.Lock() for _ in range(16)]  # by the export's hash: a bounded set
@@ -244,6 +245,13 @@ class BookService:
         if self._heavy is None:
             self._heavy = anyio.CapacityLimiter(self.heavy_threads)
         return await anyio.to_thread.run_sync(function, *args, limiter=self._heavy)
+
+    async def run_export(self, function: Callable[..., T], *args) -> T:
+        """Run an export: one at a time, in a thread of its own, so that a queue of exports (each
+        can take seconds of replays) delays neither the lookups nor progress and game pages."""
+        if self._exporting is None:
+            self._exporting = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._exporting)
 
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""

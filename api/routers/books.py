@@ -67,7 +67,7 @@ async def export_sgf(book: BookName, service: Service,
                      max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
                      ) -> Response:
     """The book as one SGF game tree: a node per book move with games, wins and win rate."""
-    data = await service.run_heavy(service.export_sgf, book, min_games, depth, max_nodes)
+    data = await service.run_export(service.export_sgf, book, min_games, depth, max_nodes)
     return Response(data, media_type="application/x-go-sgf",
                     headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
 
