@@ -208,7 +208,7 @@ class BookService:
     """
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
-                 fresh_seconds: float = 1.0, cache_mb: float = 192.0):
+                 fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0):
         self.store = store
         self.threads = max(threads, 1)
         self.fresh_seconds = fresh_seconds
@@ -223,6 +223,10 @@ class BookService:
         self._limiter: anyio.CapacityLimiter | None = None
         self.heavy_threads = max(1, self.threads // 4)
         self._heavy: anyio.CapacityLimiter | None = None
+        self._exporting: anyio.CapacityLimiter | None = None
+        # exports (SGF bytes) under the book's generation, bounded by their bytes (OBOOK_API_EXPORT_CACHE_MB)
+        self.exports = TtlCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
+        self._export_locks = [threading.Lock() for _ in range(16)]  # by the export's hash: a bounded set
         self._progress = TtlCache(64, max(fresh_seconds, 0.5))  # one computation per second for every client
         self._progress_lock = threading.Lock()
         self._schema_checked = False
@@ -241,6 +245,13 @@ class BookService:
             self._heavy = anyio.CapacityLimiter(self.heavy_threads)
         return await anyio.to_thread.run_sync(function, *args, limiter=self._heavy)
 
+    async def run_export(self, function: Callable[..., T], *args) -> T:
+        """Run an export: one at a time, in a thread of its own, so that a queue of exports (each
+        can take seconds of replays) delays neither the lookups nor progress and game pages."""
+        if self._exporting is None:
+            self._exporting = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(function, *args, limiter=self._exporting)
+
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
         position = Position(size=9)
@@ -248,7 +259,7 @@ class BookService:
         ReplayedPosition.of(position)
 
     def clear(self) -> int:
-        cleared = self.answers.clear() + self.stats.clear() + self.books.clear()
+        cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
         for version in list(self.versions.values()):
             version.generation = next(self._generations)
         return cleared
@@ -466,10 +477,21 @@ class BookService:
                         after=after, next_after=next_after)
 
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
+        """The book as SGF, made once per generation of the book (and parameters) whoever asks: an
+        export replays up to 20,000 nodes and queries each. Concurrent askers of the same export
+        wait for the one computation; exports larger than the cache's budget are made each time."""
         from obook.book.sgfio import export_book
 
-        data, _ = export_book(self.store, self.keyed_book(book, "export it"), min_games=min_games, depth=depth, max_nodes=max_nodes)
-        return data
+        info = self.keyed_book(book, "export it")
+        key = (book, min_games, depth, max_nodes)
+        with self._export_locks[hash(key) % len(self._export_locks)]:
+            generation = self.generation(info)
+            hit = self.exports.get(key)
+            if hit is not None and hit[0] == generation:
+                return hit[1]
+            data, _ = export_book(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
+            self.exports.put(key, (generation, data))
+            return data
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
         """The progress page, computed at most once per ``fresh_seconds`` (half a second at least)

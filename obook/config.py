@@ -25,6 +25,7 @@ class Settings(BaseSettings):
     max_game_failures: int = 3  # a game whose play fails this often (an engine bug...) is set aside
     db_connect_timeout: float = 10.0  # seconds to open a PostgreSQL connection
     db_statement_timeout: float = 300.0  # longest PostgreSQL statement, seconds (0: no limit)
+    db_idle_transaction_timeout: float = 60.0  # PostgreSQL ends a session idle this long inside a transaction
     durable_moves: bool = False  # grid workers wait for the disk at each commit (see workers/tasks.py)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
@@ -35,6 +36,7 @@ class Settings(BaseSettings):
     api_cache_mb: float = 192.0  # and at most this much memory (estimated) for the three lookup caches
     worker_concurrency: int = 0  # processes of one grid worker (0: the machine's CPU count)
     cors_origins: str = ""  # browser origins allowed to call the service, comma-separated ("*": any); empty: none
+    api_export_cache_mb: float = 64.0  # SGF exports kept (per book generation and parameters), in megabytes
 
 
 @lru_cache(maxsize=1)

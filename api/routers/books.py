@@ -79,7 +79,7 @@ async def export_sgf(request: Request, book: BookName, service: Service,
     tag = await service.run(service.book_tag, book)
     if matches(request.headers.get("if-none-match"), tag):
         return cached_response(request, b"", tag, "application/x-go-sgf")
-    data = await service.run_heavy(service.export_sgf, book, min_games, depth, max_nodes)
+    data = await service.run_export(service.export_sgf, book, min_games, depth, max_nodes)
     return cached_response(request, data, tag, "application/x-go-sgf",
                            headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
 

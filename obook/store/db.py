@@ -25,7 +25,7 @@ from typing import Iterator
 
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, OperationalError
+from sqlalchemy.exc import ArgumentError, InternalError, OperationalError
 
 from obook.errors import ObookError
 from obook.store.faults import clock_offset
@@ -184,7 +184,7 @@ class Store:
         try:
             with engine.begin() as conn:
                 yield conn
-        except OperationalError as exc:
+        except (OperationalError, InternalError) as exc:  # psycopg: the idle-transaction timeout is an InternalError
             if _is_connection_error(exc):
                 raise StoreError(f"cannot reach the database {self.name}: {_first_line(exc)}") from None
             raise
@@ -223,7 +223,12 @@ class Store:
 
 def postgres_connect_args() -> dict:
     """The bounds of every PostgreSQL connection of obook (``OBOOK_DB_CONNECT_TIMEOUT``,
-    ``OBOOK_DB_STATEMENT_TIMEOUT``; libpq's own parameters in the URL still win)."""
+    ``OBOOK_DB_STATEMENT_TIMEOUT``, ``OBOOK_DB_IDLE_TRANSACTION_TIMEOUT``; libpq's own parameters in
+    the URL still win). The last one is for a process frozen inside a transaction (SIGSTOP, a
+    suspended machine: its kernel still answers keepalives): without it the row locks it holds
+    (a game, the statistics rows of a finish) stall every other player until it wakes up; with
+    it the server ends that session, the locks go, the frozen player's lease expires as a dead
+    one's does, and when it wakes its commit fails."""
     from obook.config import settings
 
     s = settings()
@@ -232,8 +237,13 @@ def postgres_connect_args() -> dict:
         "keepalives": 1, "keepalives_idle": 30, "keepalives_interval": 10, "keepalives_count": 3,
         "tcp_user_timeout": 60_000,  # ms: unacknowledged data fails the connection after a minute
     }
+    options = []
     if s.db_statement_timeout > 0:
-        args["options"] = f"-c statement_timeout={int(s.db_statement_timeout * 1000)}"
+        options.append(f"-c statement_timeout={int(s.db_statement_timeout * 1000)}")
+    if s.db_idle_transaction_timeout > 0:
+        options.append(f"-c idle_in_transaction_session_timeout={int(s.db_idle_transaction_timeout * 1000)}")
+    if options:
+        args["options"] = " ".join(options)
     return args
 
 

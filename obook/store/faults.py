@@ -12,6 +12,11 @@ only and off unless its environment variable is set:
   written, not committed), ``after_finish_commit``, ``after_hand_on`` (a grid slice gave its lease
   to a token and has not published the message yet), ``repair`` (``verify --repair`` inside its
   write transaction, before it replaces the statistics).
+- ``OBOOK_TEST_STOP_AT`` (``POINT:N:FILE``): at the same points, the N-th pass stops the process
+  (SIGSTOP, as a machine frozen by its hypervisor or a long GC pause) after writing its pid to
+  ``FILE``, which it creates exclusively: of the processes sharing the variable only the first to
+  get there stops, the others go on. The test resumes it (SIGCONT) after its lease expired: a
+  zombie writer, whose writes must all be refused.
 """
 
 from __future__ import annotations
@@ -47,13 +52,30 @@ def check_poison(game_id: int) -> None:
 
 def kill_point(point: str) -> None:
     value = os.environ.get("OBOOK_TEST_KILL_AT", "")
-    if not value:
-        return
-    name, _, count = value.partition(":")
-    if name not in KILL_POINTS or not count.isdigit() or int(count) < 1:
-        raise ObookError(f"OBOOK_TEST_KILL_AT={value!r}: use POINT:N, N >= 1, POINT one of {', '.join(KILL_POINTS)}")
-    if name != point:
-        return
-    _passes[point] = _passes.get(point, 0) + 1
-    if _passes[point] == int(count):
+    if value and _nth_pass("OBOOK_TEST_KILL_AT", value, "POINT:N", point):
         os.kill(os.getpid(), signal.SIGKILL)
+    value = os.environ.get("OBOOK_TEST_STOP_AT", "")
+    if value:
+        spec, _, path = value.rpartition(":")
+        if not spec or not path:
+            raise ObookError(f"OBOOK_TEST_STOP_AT={value!r}: use POINT:N:FILE")
+        if _nth_pass("OBOOK_TEST_STOP_AT", spec, "POINT:N:FILE", point):
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                return  # another process stopped there already
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            os.kill(os.getpid(), signal.SIGSTOP)
+
+
+def _nth_pass(variable: str, spec: str, form: str, point: str) -> bool:
+    """Whether this pass at ``point`` is the N-th that ``spec`` (``POINT:N``) names."""
+    name, _, count = spec.partition(":")
+    if name not in KILL_POINTS or not count.isdigit() or int(count) < 1:
+        raise ObookError(f"{variable}={spec!r}: use {form}, N >= 1, POINT one of {', '.join(KILL_POINTS)}")
+    if name != point:
+        return False
+    key = f"{variable}:{point}"
+    _passes[key] = _passes.get(key, 0) + 1
+    return _passes[key] == int(count)

@@ -137,9 +137,14 @@ def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease
     return result.rowcount == 1
 
 
-def count_search(conn: Connection, game_id: int) -> None:
-    """One more mutation search started on ``game_id`` (committed before the search starts)."""
-    conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(searches=GAMES.c.searches + 1))
+def count_search(conn: Connection, game_id: int, owner: str) -> bool:
+    """One more mutation search started on ``game_id`` by ``owner`` (committed before the search
+    starts). False, with nothing counted, when ``owner`` no longer holds the game: a player that
+    was frozen past its lease learns it here, before it spends a search."""
+    result = conn.execute(update(GAMES).where(
+        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
+    ).values(searches=GAMES.c.searches + 1))
+    return result.rowcount == 1
 
 
 def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, bool]]:
@@ -241,9 +246,10 @@ def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origi
 
 def list_games(conn: Connection, book_id: int, status: str | None = None, limit: int = 100, offset: int = 0,
                newest_first: bool = True, before_id: int | None = None) -> list[GameRow]:
-    """A page of a book's games, most recently changed first (or in id order); with ``before_id``
-    the games of lower id, highest first (``before_id=0``: the first such page): a page that no
-    change or new game can shift."""
+    """A page of a book's games, most recently changed first (walking ``ix_games_book_updated``
+    backwards: a deep page costs its offset, not a sort of the book) or in id order; with
+    ``before_id`` the games of lower id, highest first (``before_id=0``: the first such page): a
+    page that no change or new game can shift."""
     query = select(GAMES).where(GAMES.c.book_id == book_id)
     if status is not None:
         query = query.where(GAMES.c.status == status)

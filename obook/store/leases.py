@@ -114,11 +114,12 @@ class GameLease:
     def start_move(self, game: GameRow, book_pick: BookPick) -> T | None:
         """One transaction: the book's choice of the next move (``book_pick`` reads the statistics it
         needs through the function it is given) or, when it has none, the count of the search that
-        is about to start (``games.searches``, committed before the search starts)."""
+        is about to start (``games.searches``, committed before the search starts); ``LeaseLost``
+        when the game is no longer ours."""
         with self.store.write() as conn:
             pick = book_pick(rows_reader(conn, game.book_id))
-            if pick is None:
-                count_search(conn, game.id)
+            if pick is None and not count_search(conn, game.id, self.owner):
+                raise LeaseLost(f"game {game.id}: lease lost before the search of move {game.n_moves + 1}")
         return pick
 
     def append(self, game: GameRow, vertex: str, origin: str,

@@ -80,6 +80,7 @@ class Game(Base):
     __table_args__ = (
         Index("ix_games_book_status", "book_id", "status"),
         Index("ix_games_book_finished", "book_id", "finished_at"),
+        Index("ix_games_book_updated", "book_id", "updated_at", "id"),  # the games list's order (list_games)
         UniqueConstraint("book_id", "fingerprint", name="uq_games_book_fingerprint"),
     )
 

@@ -116,3 +116,68 @@ def test_progress_is_computed_once_per_interval_for_every_client(store, book, mo
     assert len(calls) == 1 and all(a == answers[0] for a in answers)
     service.progress(10, 0, 8, 50)  # other parameters: their own computation
     assert len(calls) == 2
+
+
+def test_an_export_is_made_once_per_generation_of_the_book_and_bounded_by_bytes(store, book, monkeypatch):
+    """``export.sgf`` replays and queries up to 20,000 nodes: it is made once for every client until
+    the book gets a new game, and the kept exports stay within their byte budget."""
+    from obook.book import sgfio
+    from tests.api.test_api import add_game
+
+    calls = []
+    real = sgfio.export_book
+    monkeypatch.setattr(sgfio, "export_book", lambda *a, **k: calls.append(k) or real(*a, **k))
+    service = BookService(store, threads=2, fresh_seconds=0)
+    first = [service.export_sgf("demo", 1, None, 5000) for _ in range(5)]
+    assert len(calls) == 1 and first[0].startswith(b"(;") and all(e == first[0] for e in first)
+    assert service.export_sgf("demo", 2, None, 5000) != first[0]  # other parameters: their own export
+    assert len(calls) == 2
+    add_game(store, book, "E5 D4 C3", "B")  # a new game: a new generation, the export is made again
+    again = service.export_sgf("demo", 1, None, 5000)
+    assert len(calls) == 3 and again != first[0]
+    assert service.exports.bytes <= service.exports.max_bytes
+
+    small = BookService(store, threads=2, fresh_seconds=0, export_cache_mb=len(again) / 2**20 / 2)
+    for _ in range(3):
+        assert small.export_sgf("demo", 1, None, 5000) == again
+    assert len(calls) == 6 and small.exports.bytes == 0  # larger than the budget: never kept
+
+
+def test_deep_games_pages_walk_an_index_instead_of_sorting_the_book(postgres_url):
+    """``games?offset=`` pages (most recently changed first, with or without a status) are read
+    along ``ix_games_book_updated`` on PostgreSQL: no sort of every game of the book."""
+    from sqlalchemy.dialects import postgresql
+
+    from obook.book.library import BookSettings, ensure_book, open_book_store
+    from obook.store.games import list_games
+    from obook.store.migrate import upgrade
+
+    upgrade(postgres_url)
+    store = open_book_store(postgres_url)
+    book = ensure_book(store, "paged", BookSettings(size=9))
+    with store.write() as conn:
+        conn.exec_driver_sql(
+            "INSERT INTO games (book_id, moves, n_moves, origins, status, source, seed, created_at, updated_at, "
+            f"finished_at, searches, failures) SELECT {book.id}, 'E5', 1, 'm', CASE WHEN mod(i, 50) = 0 THEN 'in_progress' "
+            "ELSE 'finished' END, 'selfplay', i, now(), now() - i * interval '1 second', now(), 1, 0 "
+            "FROM generate_series(1, 20000) AS i")
+        conn.exec_driver_sql("ANALYZE games")
+    captured = []
+
+    class Capture:
+        dialect = postgresql.dialect()
+
+        def execute(self, query):
+            captured.append(query)
+            return []
+
+    for status in (None, "finished"):
+        captured.clear()
+        list_games(Capture(), book.id, status=status, limit=50, offset=15000)
+        sql = str(captured[0].compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+        with store.read() as conn:
+            plan = "\n".join(r[0] for r in conn.exec_driver_sql(f"EXPLAIN {sql}"))
+        assert "ix_games_book_updated" in plan and "Sort" not in plan, plan
+        with store.read() as conn:
+            page = list_games(conn, book.id, status=status, limit=50, offset=15000)
+        assert [g.seed for g in page][:2] in ([15001, 15002], [15307, 15308])  # 15000 newer games before it

@@ -1,14 +1,16 @@
 """Issue 19 on the embedded build (``obook build`` processes over this machine's PostgreSQL and a
-SQLite file): every connection of the build terminated mid-build (item 7) and a poison game
-(item 5). Each build ends with exactly its target and ``obook verify`` clean."""
+SQLite file): every connection of the build terminated mid-build (item 7), a poison game
+(item 5) and a process frozen past its lease (a zombie writer). Each build ends with exactly its target and ``obook verify`` clean."""
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
 
+import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
@@ -102,3 +104,79 @@ def test_sigterm_stops_the_build_between_moves_and_it_continues(tmp_path, compil
     obook(*args)
     assert counts(url, "t") == {"finished": target}
     assert "statistics match the games" in obook("verify", "--db", url, "--book", "t").stdout
+
+
+def wait_for(predicate, timeout: float, what: str):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+
+
+def sql(url: str, query: str, **params):
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            return conn.execute(text(query), params).all()
+    finally:
+        engine.dispose()
+
+
+def frozen_pid(path) -> int | None:
+    try:
+        return int(path.read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+@pytest.mark.parametrize("point", ["after_append:3", "before_finish_commit:2"])
+def test_a_build_process_frozen_past_its_lease_is_a_zombie_whose_writes_are_refused(postgres_url, compiled_engine,
+                                                                                      tmp_path, point):
+    """One of the build's two processes stops itself (SIGSTOP) at ``point``: after storing a move,
+    or inside its finish transaction (holding the game's row and statistics rows). The other goes
+    on playing while it is frozen (the server ends the frozen session's transaction after
+    ``OBOOK_DB_IDLE_TRANSACTION_TIMEOUT``), takes its game once the lease expired and finishes it;
+    resumed (SIGCONT), the zombie's next write is refused and the build ends with exactly its
+    target, verify clean, the frozen game counted once."""
+    target = 14
+    obook("db", "upgrade", "--db", postgres_url)
+    stop_file = tmp_path / "frozen.pid"
+    env = {**os.environ, "OBOOK_TEST_STOP_AT": f"{point}:{stop_file}", "OBOOK_LEASE_SECONDS": "3",
+           "OBOOK_DB_IDLE_TRANSACTION_TIMEOUT": "3"}
+    build = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", postgres_url, "--book", "z",
+                              "--games", str(target), "--workers", "2", "--quiet", *BUILD],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    pid = None
+    try:
+        pid = wait_for(lambda: frozen_pid(stop_file), 240, "a build process to stop itself")
+        wait_for(lambda: os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split()[2] == "T",
+                 10, "the process to be stopped")
+        ((owner, game_id),) = sql(postgres_url, "SELECT id, game_id FROM workers WHERE pid = :pid", pid=pid)
+        frozen_at = time.time()
+        finished_before = finished(postgres_url, "z")
+        taken = wait_for(lambda: sql(postgres_url, "SELECT status, lease_owner FROM games WHERE id = :g "
+                                                   "AND (lease_owner IS NULL OR lease_owner <> :o)",
+                                     g=game_id, o=owner), 120, "another process to take the frozen game")
+        wait_for(lambda: finished(postgres_url, "z") > finished_before + 1, 120, "games finished while frozen")
+        print(f"\nfrozen at {point} for {time.time() - frozen_at:.1f} s; its game {game_id} then {taken[0]}")
+        os.kill(pid, signal.SIGCONT)
+        pid = None
+        out, err = build.communicate(timeout=300)
+    finally:
+        if pid is not None:
+            os.kill(pid, signal.SIGCONT)
+        if build.poll() is None:
+            build.kill()
+    assert build.returncode == 0, err[-3000:]
+    assert counts(postgres_url, "z") == {"finished": target}
+    assert "statistics match the games" in obook("verify", "--db", postgres_url, "--book", "z").stdout
+    if point.startswith("after_append"):  # it wakes up between two moves: its next write is refused
+        assert f"game {game_id}: lease lost before the search" in err, err[-3000:]
+    else:  # it wakes up inside the finish its server ended: the commit fails, the game is someone else's
+        assert "store error" in err, err[-3000:]
+    rows = sql(postgres_url, "SELECT searches, origins, result FROM games")
+    repeated = sum(s - o.count("m") - (1 if (r or "").endswith("+R") else 0) for s, o, r in rows)
+    assert 0 <= repeated <= 1
