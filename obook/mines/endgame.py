@@ -232,9 +232,12 @@ class EndgameSolver:
 
 
 def endgame_choice(obs: np.ndarray, n_mines: int, nbr: np.ndarray, deg: np.ndarray, fixed: np.ndarray | None = None,
-                   limit: int = ENDGAME_LAYOUTS, max_nodes: int = ENDGAME_NODES) -> tuple[int, float] | None:
+                   limit: int | None = None, max_nodes: int | None = None) -> tuple[int, float] | None:
     """The click with the highest exact chance to win and that chance, or None when there are more than
-    ``limit`` consistent layouts or the recursion needs more than ``max_nodes`` positions."""
+    ``limit`` (default ``ENDGAME_LAYOUTS``) consistent layouts or the recursion needs more than ``max_nodes``
+    (default ``ENDGAME_NODES``) positions."""
+    limit = ENDGAME_LAYOUTS if limit is None else limit
+    max_nodes = ENDGAME_NODES if max_nodes is None else max_nodes
     layouts = list_layouts(obs, n_mines, nbr, deg, fixed, limit)
     if layouts is None:
         return None

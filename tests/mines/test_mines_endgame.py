@@ -82,6 +82,21 @@ def test_a_coin_toss_is_worth_one_half_and_limits_give_none():
     assert EndgameSolver(list_layouts(obs, 1, nbr, deg), max_nodes=1).best() is None  # gives up
 
 
+def test_default_limits_are_read_when_called(monkeypatch):
+    """``benchmarks/mines_paired.py`` compares limits by setting the module constants."""
+    import obook.mines.endgame as endgame
+
+    p, q, _, obs = position_from_ascii("o o x\no o .")
+    nbr, deg = neighbour_table(p, q)
+    monkeypatch.setattr(endgame, "ENDGAME_LAYOUTS", 1)
+    assert endgame_choice(obs, 1, nbr, deg) is None
+    monkeypatch.setattr(endgame, "ENDGAME_LAYOUTS", 2)
+    monkeypatch.setattr(endgame, "ENDGAME_NODES", 0)
+    assert endgame_choice(obs, 1, nbr, deg) is None
+    monkeypatch.setattr(endgame, "ENDGAME_NODES", 10)
+    assert endgame_choice(obs, 1, nbr, deg)[1] == pytest.approx(0.5)
+
+
 def test_open_board_has_too_many_layouts():
     game = MinesGame(16, 30, 99, seed=1)
     game.click(3 * 30 + 3)
