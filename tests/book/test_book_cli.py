@@ -49,12 +49,14 @@ def counts(url: str, name: str) -> dict:
 
 def test_build_is_interrupted_and_continues(tmp_path, compiled_engine):
     url = f"sqlite:///{tmp_path / 'b.db'}"
-    process = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "k", "--games", "30",
+    target = 150  # 5x5 games at 20 playouts finish fast: enough of them that Ctrl-C comes mid-build
+    process = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "k",
+                                "--games", str(target),
                                 "--workers", "2", "--quiet", *BUILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     deadline = time.time() + 300
     while time.time() < deadline:  # wait until moves are being stored, then Ctrl-C
-        time.sleep(1)
+        time.sleep(0.1)
         try:
             if counts(url, "k").get("finished"):
                 break
@@ -65,10 +67,10 @@ def test_build_is_interrupted_and_continues(tmp_path, compiled_engine):
     assert process.returncode == 130, err
     assert "run the same command to continue" in err
     before = counts(url, "k")
-    assert 0 < before.get("finished", 0) < 30
-    obook("build", "--db", url, "--book", "k", "--games", "30", "--workers", "2", "--quiet", *BUILD)
+    assert 0 < before.get("finished", 0) < target
+    obook("build", "--db", url, "--book", "k", "--games", str(target), "--workers", "2", "--quiet", *BUILD)
     after = counts(url, "k")
-    assert after == {"finished": 30}
+    assert after == {"finished": target}
     result = obook("verify", "--db", url, "--book", "k")
     assert "statistics match the games" in result.stdout
 
