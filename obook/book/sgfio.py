@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from obook.book.keys import UNSCORED, game_outcome, opening_statistics, within_depth
+from obook.book.keys import UNSCORED, game_outcome, opening_statistics
 from obook.book.lookup import book_lookup
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
@@ -219,6 +219,39 @@ def _sgf_point(point: int, size: int) -> tuple[int, int] | None:
     return point // width - 1, point % width - 1
 
 
+def _book_tree(book: BookInfo, header: str, moves_of, depth: int | None, max_nodes: int) -> tuple[bytes, int]:
+    """The SGF game tree of a book, written depth first from the empty board: ``moves_of(position,
+    mover)`` lists a position's book moves as (point, comment, Black's win rate), in the order to
+    write them; ``depth`` (None or 0: none) and ``max_nodes`` bound the tree."""
+    game = sgf.Sgf_game(book.size)
+    root = game.get_root()
+    root.set("KM", float(book.komi))
+    root.set("RU", "Chinese")
+    root.set("GN", f"obook {book.name}")
+    root.set("C", header)
+    nodes = 0
+    stack = [(root, Position(size=book.size, komi=book.komi, superko=book.superko))]
+    while stack and nodes < max_nodes:
+        parent, position = stack.pop()
+        if depth and len(position.moves) >= depth:
+            continue
+        mover = "b" if position.to_move == BLACK else "w"
+        children = []
+        for point, comment, black_rate in moves_of(position, mover):
+            if nodes >= max_nodes:
+                break
+            node = parent.new_child()
+            node.set_move(mover, _sgf_point(point, book.size))
+            node.set("C", comment)
+            node.set_raw("SBKV", f"{100 * black_rate:.1f}".encode())
+            nodes += 1
+            child = position.copy()
+            child.play(point)
+            children.append((node, child))
+        stack.extend(reversed(children))
+    return game.serialise(), nodes
+
+
 def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | None = None,
                 max_nodes: int = 100_000) -> tuple[bytes, int]:
     """The book as one SGF game tree: each node a book move, most played first, with games, wins
@@ -230,41 +263,23 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
         depth = book.depth  # 0: the book has no cap (``max_nodes`` bounds the tree)
     elif book.depth > 0:
         depth = min(depth, book.depth)
-    game = sgf.Sgf_game(book.size)
-    root = game.get_root()
-    root.set("KM", float(book.komi))
-    root.set("RU", "Chinese")
-    root.set("GN", f"obook {book.name}")
     rule = "Beta sampling" if book.algorithm == "beta" else f"threshold {book.threshold:g}"
-    root.set("C", f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
-                  f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
-                  "of its player, win rate (a draw counts half).")
-    nodes = 0
+    header = (f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
+              f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
+              "of its player, win rate (a draw counts half).")
     with store.read() as conn:
         rows = rows_reader(conn, book.id)
-        stack = [(root, Position(size=book.size, komi=book.komi, superko=book.superko))]
-        while stack and nodes < max_nodes:
-            parent, position = stack.pop()
-            if not within_depth(depth, len(position.moves)):
-                continue
-            mover = "b" if position.to_move == BLACK else "w"
-            children = []
+
+        def moves_of(position, mover):
             for c in book_lookup(book, position, rows).candidates:
-                if c.games < min_games or nodes >= max_nodes:
+                if c.games < min_games:
                     continue
-                node = parent.new_child()
-                node.set_move(mover, _sgf_point(c.point, book.size))
-                black_rate = c.winrate if mover == "b" else 1.0 - c.winrate
                 drawn = f", draws {c.draws}" if c.draws else ""
-                node.set("C", f"games {c.games}, wins {c.wins}{drawn}, win rate {100 * c.winrate:.1f}% for "
-                              f"{'Black' if mover == 'b' else 'White'}")
-                node.set_raw("SBKV", f"{100 * black_rate:.1f}".encode())
-                nodes += 1
-                child = position.copy()
-                child.play(c.point)
-                children.append((node, child))
-            stack.extend(reversed(children))
-    return game.serialise(), nodes
+                yield (c.point, f"games {c.games}, wins {c.wins}{drawn}, win rate {100 * c.winrate:.1f}% for "
+                                f"{'Black' if mover == 'b' else 'White'}",
+                       c.winrate if mover == "b" else 1.0 - c.winrate)
+
+        return _book_tree(book, header, moves_of, depth, max_nodes)
 
 
 def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
@@ -275,37 +290,17 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
     from obook.book.lookup import minimax_lookup
     from obook.store.minimax import node_reader
 
-    game = sgf.Sgf_game(book.size)
-    root = game.get_root()
-    root.set("KM", float(book.komi))
-    root.set("RU", "Chinese")
-    root.set("GN", f"obook {book.name}")
-    root.set("C", f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
-                  f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior.")
-    nodes = 0
+    header = (f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
+              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior.")
     with store.read() as conn:
         read = node_reader(conn, book.id)
-        stack = [(root, Position(size=book.size, komi=book.komi, superko=book.superko))]
-        while stack and nodes < max_nodes:
-            parent, position = stack.pop()
-            if depth and len(position.moves) >= depth:
-                continue
+
+        def moves_of(position, mover):
             found = minimax_lookup(book, position, read)
-            mover = "b" if position.to_move == BLACK else "w"
-            children = []
             for c in found.candidates:
-                if nodes >= max_nodes:
-                    break
-                node = parent.new_child()
-                node.set_move(mover, _sgf_point(c.point, book.size))
-                black = c.value if mover == "b" else 1.0 - c.value
                 played = " (the book plays it)" if found.usage is not None and c.point == found.usage.point else ""
-                node.set("C", f"minimax {100 * c.value:.1f}% [{100 * c.lcb:.1f}, {100 * c.ucb:.1f}] for "
-                              f"{'Black' if mover == 'b' else 'White'}, prior {100 * c.prior:.1f}%{played}")
-                node.set_raw("SBKV", f"{100 * black:.1f}".encode())
-                nodes += 1
-                child = position.copy()
-                child.play(c.point)
-                children.append((node, child))
-            stack.extend(reversed(children))
-    return game.serialise(), nodes
+                yield (c.point, f"minimax {100 * c.value:.1f}% [{100 * c.lcb:.1f}, {100 * c.ucb:.1f}] for "
+                                f"{'Black' if mover == 'b' else 'White'}, prior {100 * c.prior:.1f}%{played}",
+                       c.value if mover == "b" else 1.0 - c.value)
+
+        return _book_tree(book, header, moves_of, depth, max_nodes)

@@ -21,19 +21,6 @@ def expansions(grid, book: str) -> dict[str, int]:
     return {status: n for status, n in rows}
 
 
-def expanding_workers(grid):
-    pids = {pid for (pid,) in grid.sql("SELECT pid FROM workers WHERE game_id IS NOT NULL")}
-    import os
-
-    groups = set()
-    for pid in pids:
-        try:
-            groups.add(os.getpgid(pid))
-        except ProcessLookupError:
-            pass
-    return [w for w in grid.alive_workers() if w.pid in groups]
-
-
 def check(grid, book: str, target: int) -> None:
     counts = expansions(grid, book)
     assert counts.get("done", 0) == target and counts.get("pending", 0) == 0, counts
@@ -57,7 +44,7 @@ def test_minimax_book_with_preempted_workers_and_a_broker_restart(grid):
         while expansions(grid, "mmgrid").get("done", 0) < threshold and grid.driver.poll() is None:
             time.sleep(0.1)
         deadline = time.monotonic() + 30
-        while not (busy := expanding_workers(grid)) and time.monotonic() < deadline:
+        while not (busy := grid.playing_workers()) and time.monotonic() < deadline:  # game_id: the expansion
             time.sleep(0.05)
         if not busy:
             break
