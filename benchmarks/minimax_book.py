@@ -8,7 +8,7 @@ moves A played, and every build phase with its seconds, so an interrupted run co
 stopped (the build resumes from the store). ``--report`` prints the table of what is recorded.
 
     python benchmarks/minimax_book.py --db /tmp/mm.db --book mm300 --search-playouts 30000 \\
-        --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2
+        --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2 [--expansion reach]
 """
 
 from __future__ import annotations
@@ -94,6 +94,10 @@ def main() -> None:
     parser.add_argument("--book", default="mm300")
     parser.add_argument("--search-playouts", type=int, default=30000, help="S: playouts of each book search")
     parser.add_argument("--playouts", type=int, default=300, help="P: playouts a move in the matches")
+    parser.add_argument("--expansion", choices=("cost", "reach"), default="cost",
+                        help="new book: the next node to expand by KataGo's cost or by reach in play")
+    parser.add_argument("--play-playouts", type=int, default=0,
+                        help="new reach book: the play budget that models the opponent (0: S / 100)")
     parser.add_argument("--checkpoints", default="250,1000,2000", help="expansions done at each evaluation")
     parser.add_argument("--games", default="200", help="games per checkpoint (one number, or one per checkpoint)")
     parser.add_argument("--komi", type=float, default=7.5)
@@ -106,7 +110,8 @@ def main() -> None:
 
         store = open_book_store(args.db, create=True)
         ensure_book(store, args.book, BookSettings(size=9, komi=args.komi, algorithm="minimax",
-                                                   search=f"playouts={args.search_playouts}", seconds_per_move=0))
+                                                   search=f"playouts={args.search_playouts}", seconds_per_move=0,
+                                                   expansion=args.expansion, play_playouts=args.play_playouts))
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
         games = [int(g) for g in args.games.split(",")]
         games += [games[-1]] * (len(checkpoints) - len(games))

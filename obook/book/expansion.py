@@ -2,11 +2,15 @@
 
 An expansion of node X (a leased row of ``expansions``, see ``obook.store.minimax``):
 
-1. X's best move outside the book: the first of its stored search's root moves that is not a book
-   move now, when that move has at least ``reuse_min_visits`` visits; otherwise X is searched
-   again with its book moves excluded (S playouts, the book's search settings);
+1. the move to add: the expansion's own (a book with ``reach`` expansion names it when it
+   schedules the expansion), else X's best move outside the book: the first of its stored search's
+   root moves that is not a book move now, when that move has at least ``reuse_min_visits`` visits;
+   otherwise X is searched again with its book moves excluded (S playouts, the book's search
+   settings);
 2. that move becomes an edge; its child is searched (S playouts, nothing excluded) unless it is in
-   the book already (a transposition or a symmetric copy);
+   the book already (a transposition or a symmetric copy); in a ``reach`` book a new node is also
+   searched ``play_searches`` times at the play budget, nothing excluded, whose mean visit shares
+   are its play policy (the opponent's model);
 3. one transaction stores the searches and the edge and recomputes every backed-up bound.
 
 Searches are seeded from the expansion's seed, so a repeated expansion (its worker died) searches
@@ -20,7 +24,7 @@ import logging
 import os
 
 from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_keys
-from obook.book.minimax import CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs
+from obook.book.minimax import CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs, reach_candidates
 from obook.book.selfplay import move_seed, mutation_config
 from obook.go.board import PASS
 from obook.go.position import Position
@@ -36,6 +40,13 @@ from obook.store.models import DONE, PENDING
 from obook.store.workers import heartbeat, remove_worker
 
 log = logging.getLogger(__name__)
+
+def play_playouts(book: BookInfo) -> int:
+    """The play budget a ``reach`` book models its opponent with: the book's, else S / 100."""
+    from obook.search.config import SearchConfig
+
+    return book.play_playouts or max(1, SearchConfig.from_spec(book.search or None).playouts // 100)
+
 
 def root_key(book: BookInfo) -> int:
     return canonical_view(Position(size=book.size, komi=book.komi, superko=book.superko))[0]
@@ -54,6 +65,11 @@ class Expander:
         self.constants = constants
         self.config = mutation_config(book)
         self.player = make_player(self.config)
+        self.play_player = None
+        if book.expansion == "reach":
+            import dataclasses
+
+            self.play_player = make_player(dataclasses.replace(self.config, playouts=play_playouts(book), seconds=0.0))
         self.owner = owner or new_worker_id(kind)
         self.kind = kind
         self.lease_seconds = lease_seconds or settings().lease_seconds
@@ -107,14 +123,17 @@ class Expander:
         edges = dict(node.edges) if node is not None else {}
         best = node.best_new() if node is not None else None
         parent = None
-        if best is None or best.visits < self.constants.reuse_min_visits:
+        if job.move is not None and node is not None:
+            best = RootMove(job.move, 0, 0.0)
+        elif best is None or best.visits < self.constants.reuse_min_visits:
             excluded_prior = sum(prior for _, prior in edges.values())
             root_moves = self.search(job, position, symmetries, set(edges), 0)
             parent = SearchedNode(key, list(job.moves), root_moves, len(edges), min(excluded_prior, 1.0),
-                                  self.config.playouts, self.config.to_spec(), move_seed(job.seed, 0), ENGINE_VERSION)
+                                  self.config.playouts, self.config.to_spec(), move_seed(job.seed, 0), ENGINE_VERSION,
+                                  self.play_policy(job, position, symmetries) if node is None else None)
             best = next((m for m in root_moves if m.move not in edges), None)
         move = child = child_key = None
-        if best is not None and best.move != PASS:
+        if best is not None and best.move != PASS and best.move not in edges:
             move = best.move
             after = position.copy()
             after.play(position.from_canonical(move, symmetries[0]))
@@ -125,7 +144,7 @@ class Expander:
                 child = SearchedNode(child_key, [after.vertex(p) for _, p in after.moves],
                                      self.search(job, after, child_symmetries, set(), 1), 0, 0.0,
                                      self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
-                                     ENGINE_VERSION)
+                                     ENGINE_VERSION, self.play_policy(job, after, child_symmetries))
         with self.store.write() as conn:
             stored_now = commit_expansion(conn, job, self.owner, parent, move, child, child_key, self.constants)
             if stored_now:
@@ -134,15 +153,31 @@ class Expander:
             raise LeaseLost(f"expansion {job.id}: done or taken by another worker")
         return True
 
+    def play_policy(self, job: ExpansionRow, position: Position, symmetries: list[int]) -> list[tuple[int, float]] | None:
+        """The mean visit shares of ``play_searches`` searches of ``position`` at the play budget
+        (None: the book does not use them). Seeded from the expansion, as its other searches."""
+        if self.play_player is None:
+            return None
+        shares: dict[int, float] = {}
+        count = self.constants.play_searches
+        for i in range(count):
+            moves = self.search(job, position, symmetries, set(), 10 + i, self.play_player)
+            total = sum(m.visits for m in moves) or 1
+            for m in moves:
+                shares[m.move] = shares.get(m.move, 0.0) + m.visits / total / count
+        return sorted(((m, s) for m, s in shares.items() if s >= 0.005), key=lambda ms: (-ms[1], ms[0]))
+
     def search(self, job: ExpansionRow, position: Position, symmetries: list[int], excluded: set[int],
-               number: int) -> list[RootMove]:
-        """The root moves (canonical, most visited first) of a search of ``position`` that avoids
-        every point whose canonical move is ``excluded``; symmetric copies of a move are one move."""
+               number: int, player=None) -> list[RootMove]:
+        """The root moves (canonical, most visited first) of a search of ``position`` (by ``player``,
+        else the book's searcher) that avoids every point whose canonical move is ``excluded``;
+        symmetric copies of a move are one move."""
+        player = player or self.player
         avoid = frozenset(p for p in position.points()
                           if excluded and canonical_move(position, p, symmetries) in excluded)
         allowed = (lambda point: point not in avoid) if avoid else None
-        self.player.new_game()
-        self.player.reseed(move_seed(job.seed, number))
+        player.new_game()
+        player.reseed(move_seed(job.seed, number))
         interval = max(1.0, self.lease_seconds / 4)
         cancel = CancelToken()
         lost: list[LeaseLost] = []
@@ -153,7 +188,7 @@ class Expander:
                     lost.append(LeaseLost(f"expansion {job.id}: lease lost while searching"))
                     cancel.cancel()
 
-        result = self.player.genmove(position, on_progress=keep_lease, progress_interval=interval, cancel=cancel,
+        result = player.genmove(position, on_progress=keep_lease, progress_interval=interval, cancel=cancel,
                                      root_moves=allowed)
         if lost:
             raise lost[0]
@@ -185,18 +220,21 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None, consta
     root = root_key(book)
     taken = scheduled(conn, book.id)
     if root not in nodes:
-        choices = [] if (root, 0) in taken else [(0.0, root, 0, [])]
+        choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
+    elif book.expansion == "reach":
+        choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split(), move)
+                   for cost, key, move in reach_candidates(nodes, root, back_up(nodes, constants), constants))
     else:
-        choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split())
+        choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split(), None)
                    for cost, key in expansion_costs(nodes, root, back_up(nodes, constants), constants))
     created = []
-    for cost, key, generation, moves in choices:
+    for cost, key, generation, moves, move in choices:
         if len(created) >= count:
             break
         if (key, generation) in taken:
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
-                                    int.from_bytes(os.urandom(8), "little") >> 1, owner, lease_seconds)
+                                    int.from_bytes(os.urandom(8), "little") >> 1, owner, lease_seconds, move)
         if new_id is not None:
             created.append(new_id)
     return created

@@ -64,6 +64,8 @@ class BookSettings:
     depth: int = 20  # 0: no cap (every move of every game counts, as in the seed)
     superko: bool = False
     widening: float = 0.0  # progressive widening exponent of the book rule (0: the seed's rule)
+    expansion: str = "cost"  # minimax: the next node to expand by KataGo's cost, or by "reach"
+    play_playouts: int = 0  # minimax: the play budget that models the opponent in "reach" (0: S / 100)
 
     def validated(self) -> "BookSettings":
         if not 5 <= self.size <= 19:
@@ -89,9 +91,15 @@ class BookSettings:
             config = SearchConfig.from_spec(self.search or None)
             if config.algorithm != "uct":
                 raise ObookError(f"search algorithm={config.algorithm}: a minimax book's searches are uct")
+        if self.expansion not in ("cost", "reach"):
+            raise ObookError(f"expansion {self.expansion!r}: choose cost or reach")
+        if self.algorithm != MINIMAX and (self.expansion != "cost" or self.play_playouts):
+            raise ObookError("--expansion and --play-playouts are options of a minimax book")
+        if self.play_playouts < 0:
+            raise ObookError(f"play playouts {self.play_playouts}: must be positive, or 0 for S / 100")
         depth = 0 if self.algorithm == MINIMAX else self.depth  # a minimax book has no depth cap
         return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, depth,
-                            self.superko, self.widening)
+                            self.superko, self.widening, self.expansion, self.play_playouts)
 
 
 def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> BookInfo:
@@ -110,14 +118,16 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
                 return create_book(conn, name=name, size=s.size, komi=s.komi,
                                      rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
                                      threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
-                                     depth=s.depth, widening=s.widening, engine_version=ENGINE_VERSION)
+                                     depth=s.depth, widening=s.widening, expansion=s.expansion,
+                                     play_playouts=s.play_playouts, engine_version=ENGINE_VERSION)
     except IntegrityError:  # another builder created it a moment ago: use theirs
         with store.read() as conn:
             book = get_book(conn, name)
     if wanted is not None:
         s = wanted.validated()
         have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,
-                "search": book.search, "depth": book.depth, "superko": book.superko, "widening": book.widening}
+                "search": book.search, "depth": book.depth, "superko": book.superko, "widening": book.widening,
+                "expansion": book.expansion, "play_playouts": book.play_playouts}
         for key in sorted(explicit & have.keys()):
             if getattr(s, key) != have[key]:
                 raise ObookError(f"book {name!r} exists with {key}={have[key]!r}, not {getattr(s, key)!r}: "

@@ -15,8 +15,13 @@ The method is KataGo's book builder (``cpp/book/book.cpp``) on our engine, and F
 - the next node to expand is the cheapest by a cost added up along the path from the root: a cost
   per move, the gap of the move's upper bound to the best move's, its ``-log`` prior (its share of
   the search's visits), less a bonus for an uncertain own value (``expansion_costs``);
-- playing from the book takes the child with the best lower bound when that is at least the lower
-  bound of the node's own value, and leaves the book otherwise (``book_move``).
+- or, with the book's ``reach`` expansion, the next move added is the one likeliest to be reached
+  in play (``reach_candidates``): the book player's own move where the book has none, and the
+  opponent's replies in proportion to the policy of searches at the play budget, the budget of the
+  engine the book is for;
+- playing from the book takes the child with the best value, unless the node's own value is
+  clearly better (the book move's value below the own value's lower bound), and leaves the book
+  then (``book_move``).
 
 The constants are ``MinimaxConstants``, in this one place.
 """
@@ -45,6 +50,7 @@ class MinimaxConstants:
     bonus_per_error: float = 5.0  # an own value with error 0.1 gets half a move off its expansion cost
     reuse_min_visits: int = 1000  # a stored root move with fewer visits is re-searched, not reused
     max_depth: int = 60  # nodes this many moves deep are not expanded
+    play_searches: int = 4  # reach expansion: searches at the play budget whose visit shares are a node's play policy
 
 
 CONSTANTS = MinimaxConstants()
@@ -59,6 +65,14 @@ class RootMove:
 
 def format_root_moves(moves: list[RootMove]) -> str:
     return " ".join(f"{m.move}:{m.visits}:{m.winrate:.6f}" for m in moves)
+
+
+def format_play_policy(policy: list[tuple[int, float]]) -> str:
+    return " ".join(f"{move}:{share:.5f}" for move, share in policy)
+
+
+def parse_play_policy(text: str) -> list[tuple[int, float]]:
+    return [(int(move), float(share)) for move, share in (item.split(":") for item in text.split())]
 
 
 def parse_root_moves(text: str) -> list[RootMove]:
@@ -79,6 +93,7 @@ class Node:
     searched_edges: int  # edges it had when searched
     excluded_prior: float  # their summed priors
     edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # canonical move -> (child key, prior)
+    play_policy: list[tuple[int, float]] = field(default_factory=list)  # (move, share) at the play budget
 
     @property
     def depth(self) -> int:
@@ -97,6 +112,19 @@ class Node:
         total = self.total_visits()
         visits = next((m.visits for m in self.root_moves if m.move == move), 0)
         return max(0.0, 1.0 - self.excluded_prior) * visits / total if total else 0.0
+
+    def play_prior(self, move: int) -> float:
+        """How likely a player at the play budget is to play ``move`` here: its share of the visits
+        of the play-budget searches (``prior`` when the node has none)."""
+        if not self.play_policy:
+            return self.prior(move)
+        return next((share for m, share in self.play_policy if m == move), 0.0)
+
+    def likely_moves(self) -> list[tuple[int, float]]:
+        """(move, play prior), likeliest first."""
+        if self.play_policy:
+            return sorted(self.play_policy, key=lambda ms: (-ms[1], ms[0]))
+        return [(m.move, self.prior(m.move)) for m in self.root_moves]
 
 
 @dataclass(frozen=True)
@@ -177,25 +205,30 @@ class EdgeView:
 
 
 def edge_views(node: Node, values: dict[int, Bounds]) -> list[EdgeView]:
-    """The node's book moves, best lower bound first."""
+    """The node's book moves, best value first."""
     out = []
     for move, (child, prior) in node.edges.items():
         b = values.get(child)
         if b is not None:
             out.append(EdgeView(move, child, prior, 1 - b.value, 1 - b.ucb, 1 - b.lcb))
-    out.sort(key=lambda e: (-e.lcb, -e.value, e.move))
+    out.sort(key=lambda e: (-e.value, -e.lcb, e.move))
     return out
 
 
 def book_move(node: Node, values: dict[int, Bounds], constants: MinimaxConstants = CONSTANTS) -> EdgeView | None:
-    """The book's move at ``node``: the child with the best lower bound, when that bound is at least
-    the lower bound of the node's own value (the search's best move outside the book, measured
-    alike: a child's value rests on searches at least as deep); None: leave the book."""
+    """The book's move at ``node``: the child with the best value, unless the node's own value (the
+    search's best move outside the book) is clearly better, the book move's value below the own
+    value's lower bound; None: leave the book.
+
+    Not "the best lower bound against the own lower bound" (the first rule, measured in
+    docs/book.md): a book move's bounds are backed up through the opponent's best of several noisy
+    replies at every level, so the more a move is explored the lower they sink, and a book of 1,300
+    expansions left itself at the root for a move searched once. Leaving needs evidence."""
     edges = edge_views(node, values)
     if not edges:
         return None
     best = edges[0]
-    return best if best.lcb >= own_bounds(node, constants).lcb else None
+    return best if best.value >= own_bounds(node, constants).lcb else None
 
 
 def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds],
@@ -244,3 +277,58 @@ def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds]
                 heapq.heappush(heap, (d + step, e.child))
     costs.sort()
     return costs
+
+
+def reach_candidates(nodes: dict[int, Node], root: int, values: dict[int, Bounds],
+                     constants: MinimaxConstants = CONSTANTS) -> list[tuple[float, int, int]]:
+    """(cost, key, move) of every move worth adding to the book, likeliest to be reached first
+    (cost: ``-log`` of the probability), for a book that one player (either colour) uses against an
+    opponent who plays as the play budget's searches do (``Node.play_policy``).
+
+    For each colour of the book player, a position's reach is the likeliest path from the root on
+    which the book player plays the book's move (``book_move``) and the opponent plays a move with
+    its play prior. Where it is the book player's turn and the book has no move it would play, the
+    candidate is the node's best move outside the book; where it is the opponent's turn, every
+    likely reply not in the book is a candidate, at the node's reach times the reply's prior. A
+    candidate's cost is the lower of the two colours'. Unlike KataGo's cost, which covers what a
+    strong player answers, this covers what the opponent at the play budget answers: the book
+    measured in docs/book.md was left at ply 3 of every game because its replies to the opponent's
+    likely moves were not in it."""
+    if root not in nodes:
+        return []
+    c = constants
+    best: dict[tuple[int, int], float] = {}
+    for colour in (0, 1):  # the book player is Black (to move at even depths) or White
+        reach = {root: 0.0}
+        heap = [(0.0, root)]
+        done: set[int] = set()
+        while heap:
+            d, key = heapq.heappop(heap)
+            if key in done:
+                continue
+            done.add(key)
+            node = nodes[key]
+            if node.depth >= c.max_depth:
+                continue
+            if node.depth % 2 == colour:
+                chosen = book_move(node, values, c)
+                if chosen is not None:
+                    steps = [(chosen.child, d)]
+                else:
+                    steps = []
+                    new = node.best_new()
+                    if new is not None and new.move != PASS:
+                        best[(key, new.move)] = min(best.get((key, new.move), math.inf), d)
+            else:
+                steps = []
+                for move, share in node.likely_moves():
+                    cost = d - math.log(max(share, c.min_prior))
+                    if move in node.edges:
+                        steps.append((node.edges[move][0], cost))
+                    elif move != PASS:
+                        best[(key, move)] = min(best.get((key, move), math.inf), cost)
+            for child, cost in steps:
+                if child in nodes and child not in done and cost < reach.get(child, math.inf):
+                    reach[child] = cost
+                    heapq.heappush(heap, (cost, child))
+    return sorted((cost, key, move) for (key, move), cost in best.items())

@@ -32,6 +32,11 @@ def register(subparsers) -> None:
     p.add_argument("--superko", action="store_true", default=None, help="forbid positional superko")
     p.add_argument("--widening", type=float, default=None,
                    help="new book: mutate while a position with N games has fewer than 1+N^W moves (0: off)")
+    p.add_argument("--expansion", choices=("cost", "reach"), default=None,
+                   help="new minimax book: expand the cheapest node by KataGo's cost (cost, the default) or the "
+                        "likeliest to be reached in play against the play budget's policy (reach)")
+    p.add_argument("--play-playouts", type=int, default=None,
+                   help="new minimax book, reach: playouts a move of the play that the book is for (default S/100)")
     p.add_argument("--games", type=int, default=20, help="finished self-play games the book should have (seed games not counted)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
     p.add_argument("--seconds-per-move", type=float, default=None, help="thinking time of a mutation (new: 1.0)")
@@ -114,7 +119,8 @@ def cmd_build(args) -> int:
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
                                 "threshold": args.threshold, "depth": args.depth, "search": args.search,
                                 "superko": args.superko, "seconds_per_move": args.seconds_per_move,
-                                "widening": args.widening}.items()
+                                "widening": args.widening, "expansion": args.expansion,
+                                "play_playouts": args.play_playouts}.items()
              if v is not None}
     wanted = BookSettings(**given)
     store = _store(args, create=True)

@@ -34,6 +34,8 @@ class BookInfo:
     engine_version: str
     created_at: dt.datetime
     widening: float = 0.0
+    expansion: str = "cost"  # minimax books: "cost" (KataGo's) or "reach" (obook.book.minimax)
+    play_playouts: int = 0  # minimax books: the play budget whose policy models the opponent (0: S / 100)
 
     @property
     def superko(self) -> bool:
@@ -45,7 +47,8 @@ def book_from_row(row) -> BookInfo:
     return BookInfo(id=m["id"], name=m["name"], size=m["size"], komi=m["komi"], rules=m["rules"],
                     algorithm=m["algorithm"], threshold=m["threshold"], search=m["search"],
                     seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
-                    created_at=as_utc(m["created_at"]), widening=m["widening"])
+                    created_at=as_utc(m["created_at"]), widening=m["widening"],
+                    expansion=m["expansion"], play_playouts=m["play_playouts"])
 
 
 

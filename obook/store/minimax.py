@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, and_, func, or_, select, update
 
-from obook.book.minimax import CONSTANTS, Bounds, MinimaxConstants, Node, back_up, format_root_moves, RootMove
+from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, RootMove, back_up, format_play_policy,
+                                format_root_moves)
 from obook.store.books import lock_book
 from obook.store.db import as_utc, db_time, dialect_insert, synchronous_commit, to_signed, to_unsigned
 from obook.store.models import DONE, PENDING, Expansion, MinimaxEdge, MinimaxNode, utcnow
@@ -43,10 +44,11 @@ class StoredNode:
 
 
 def _node(row) -> Node:
-    from obook.book.minimax import parse_root_moves
+    from obook.book.minimax import parse_play_policy, parse_root_moves
 
     return Node(key=to_unsigned(row.position_key), moves=row.moves, root_moves=parse_root_moves(row.policy),
-                searched_edges=row.searched_edges, excluded_prior=row.excluded_prior)
+                searched_edges=row.searched_edges, excluded_prior=row.excluded_prior,
+                play_policy=parse_play_policy(row.play_policy))
 
 
 def load_nodes(conn: Connection, book_id: int) -> dict[int, Node]:
@@ -106,6 +108,7 @@ class ExpansionRow:
     generation: int
     moves: tuple[str, ...]
     cost: float
+    move: int | None  # the move to add (reach expansion); None: the node's best move outside the book
     status: str
     attempts: int
     seed: int
@@ -117,6 +120,7 @@ def _job(row) -> ExpansionRow:
     m = row._mapping
     return ExpansionRow(id=m["id"], book_id=m["book_id"], key=to_unsigned(m["position_key"]),
                         generation=m["generation"], moves=tuple(m["moves"].split()), cost=m["cost"],
+                        move=m["move"],
                         status=m["status"], attempts=m["attempts"], seed=to_unsigned(m["seed"]),
                         lease_owner=m["lease_owner"], lease_until=as_utc(m["lease_until"]))
 
@@ -155,11 +159,12 @@ def scheduled(conn: Connection, book_id: int) -> set[tuple[int, int]]:
 
 
 def schedule_expansion(conn: Connection, book_id: int, key: int, generation: int, moves: list[str], cost: float,
-                       seed: int, owner: str | None = None, lease_seconds: float = 0.0) -> int | None:
-    """Insert the expansion of ``key`` at ``generation`` (leased to ``owner`` when given); None when
-    it was already scheduled."""
+                       seed: int, owner: str | None = None, lease_seconds: float = 0.0,
+                       move: int | None = None) -> int | None:
+    """Insert the expansion of ``key`` at ``generation`` (leased to ``owner`` when given; adding
+    ``move``, or the node's best move outside the book); None when it was already scheduled."""
     values = dict(book_id=book_id, position_key=to_signed(key), generation=generation, moves=" ".join(moves),
-                  cost=cost, status=PENDING, attempts=1 if owner else 0, seed=to_signed(seed), created_at=utcnow())
+                  cost=cost, move=move, status=PENDING, attempts=1 if owner else 0, seed=to_signed(seed), created_at=utcnow())
     if owner is not None:
         values.update(lease_owner=owner, lease_until=db_time(conn, lease_seconds))
     insert = dialect_insert(conn)(JOBS).values(**values).on_conflict_do_nothing(
@@ -234,6 +239,7 @@ class SearchedNode:
     spec: str
     seed: int
     engine_version: str
+    play_policy: list[tuple[int, float]] | None = None  # None: keep the stored one
 
 
 def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool) -> None:
@@ -243,6 +249,8 @@ def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool)
                   engine_version=s.engine_version, searched_at=utcnow(),
                   own_value=best.winrate if best else 0.0, own_error=0.0, own_visits=best.visits if best else 0,
                   best_new=best.move if best else -2)
+    if s.play_policy is not None:
+        values["play_policy"] = format_play_policy(s.play_policy)
     if exists:
         conn.execute(update(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == to_signed(s.key))
                      .values(**values))

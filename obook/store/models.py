@@ -71,6 +71,10 @@ class Book(Base):
     seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
     depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves (0: all)
     widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)
+    # minimax books: which node to expand next ("cost": KataGo's cost; "reach": the likeliest to be
+    # reached in play) and the play budget whose policy models the opponent (playouts; 0: S / 100)
+    expansion: Mapped[str] = mapped_column(String(10), default="cost")
+    play_playouts: Mapped[int] = mapped_column(Integer, default=0)
     engine_version: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
@@ -154,6 +158,8 @@ class MinimaxNode(Base):
     # the search's root moves, most visited first: "move:visits:winrate ..." (canonical moves)
     policy: Mapped[str] = mapped_column(Text, default="")
     searched_edges: Mapped[int] = mapped_column(Integer, default=0)  # edges the search excluded
+    # visit shares of searches at the book's play budget, nothing excluded: "move:share ..." (reach expansion)
+    play_policy: Mapped[str] = mapped_column(Text, default="")
     excluded_prior: Mapped[float] = mapped_column(Float, default=0.0)  # their summed priors (edges.prior)
     playouts: Mapped[int] = mapped_column(Integer, default=0)  # of the search
     spec: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the search
@@ -197,6 +203,7 @@ class Expansion(Base):
     generation: Mapped[int] = mapped_column(Integer)
     moves: Mapped[str] = mapped_column(Text, default="")  # a path from the empty board to the position
     cost: Mapped[float] = mapped_column(Float, default=0.0)  # its expansion cost when scheduled
+    move: Mapped[int | None] = mapped_column(SmallInteger, nullable=True)  # the move to add (None: the best new one)
     status: Mapped[str] = mapped_column(String(12), default=PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # leases taken (more than 1: a worker died)
     seed: Mapped[int] = mapped_column(BigInteger, default=0)

@@ -14,15 +14,16 @@ import time
 import pytest
 
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, RootMove, back_up, book_move,
-                                expansion_costs, own_bounds)
+                                expansion_costs, own_bounds, reach_candidates)
 from obook.go.board import PASS
 
 FLOOR = MinimaxConstants(error_floor=0.0, z=2.0)
 
 
-def node(key, moves, root_moves, edges=None, excluded_prior=0.0):
+def node(key, moves, root_moves, edges=None, excluded_prior=0.0, play=None):
     return Node(key=key, moves=moves, root_moves=[RootMove(*m) for m in root_moves],
-                searched_edges=len(edges or {}), excluded_prior=excluded_prior, edges=dict(edges or {}))
+                searched_edges=len(edges or {}), excluded_prior=excluded_prior, edges=dict(edges or {}),
+                play_policy=list(play or []))
 
 
 # ---- pure ------------------------------------------------------------------------------------------
@@ -67,13 +68,43 @@ def test_a_cycle_and_a_missing_child_do_not_break_the_back_up():
     assert values[1].value == pytest.approx(0.5)  # own 0.5 vs 1 - value(2) = 1 - 0.6 (2 sees no child: cycle cut)
 
 
-def test_the_book_plays_a_child_only_when_its_lower_bound_reaches_the_own_lower_bound():
+def test_the_book_plays_its_best_child_unless_the_own_value_is_clearly_better():
     child_good = {2: Bounds(0.2, 0.15, 0.25)}  # mover gets 0.8 [0.75, 0.85]
     n = node(1, "", [(5, 10000, 0.6), (6, 10000, 0.5)], edges={5: (2, 0.6)})
     assert book_move(n, child_good, FLOOR).move == 5
-    child_poor = {2: Bounds(0.6, 0.55, 0.65)}  # mover gets 0.4 [0.35, 0.45] < own 0.5
+    child_poor = {2: Bounds(0.6, 0.55, 0.65)}  # mover gets 0.4 [0.35, 0.45] < own 0.5 [0.49, 0.51]
     assert book_move(n, child_poor, FLOOR) is None
+    # a book move a little below the own value, within the own value's error, stays the book's move
+    noisy = node(1, "", [(5, 10000, 0.6), (6, 100, 0.5)], edges={5: (2, 0.6)})  # own 0.5 [0.4, 0.6]
+    child_close = {2: Bounds(0.54, 0.44, 0.64)}  # mover gets 0.46, lower bound 0.36 < own lcb 0.4
+    assert book_move(noisy, child_close, FLOOR).move == 5
+    two = node(1, "", [(5, 10000, 0.6), (6, 10000, 0.3)], edges={5: (2, 0.6), 7: (3, 0.1)})
+    # the best value wins, though the other's lower bound is higher
+    values = {2: Bounds(0.3, 0.1, 0.5), 3: Bounds(0.35, 0.3, 0.4)}
+    assert book_move(two, values, FLOOR).move == 5
     assert book_move(node(3, "", [(5, 100, 0.5)]), {}, FLOOR) is None
+
+
+def test_reach_candidates_cover_the_opponents_likely_replies_and_the_players_own_move():
+    # root (Black to move) -> book move 1 -> a (White to move: the opponent of a Black book player)
+    nodes = {
+        0: node(0, "", [(1, 900, 0.6), (2, 100, 0.4)], edges={1: (10, 0.9)}, play=[(2, 0.7), (1, 0.3)]),
+        10: node(10, "A", [(5, 900, 0.45), (6, 100, 0.3)], play=[(6, 0.6), (5, 0.3), (7, 0.1)]),
+    }
+    values = back_up(nodes, FLOOR)
+    found = {(key, move): cost for cost, key, move in reach_candidates(nodes, 0, values, FLOOR)}
+    # Black plays the book move 1 at the root; White's replies at a in proportion to the play policy
+    assert found[(10, 6)] == pytest.approx(-math.log(0.6))
+    assert found[(10, 7)] == pytest.approx(-math.log(0.1))
+    # White as the book player: Black's likely 2 at the root is not in the book (reach 0.7)
+    assert found[(0, 2)] == pytest.approx(-math.log(0.7))
+    # a's own best move outside the book (5) for a White book player reached through Black's 1 (0.3)
+    assert found[(10, 5)] == pytest.approx(min(-math.log(0.3), -math.log(0.3)))
+    order = [(key, move) for _, key, move in reach_candidates(nodes, 0, values, FLOOR)]
+    assert order[0] == (0, 2)
+    assert order.index((10, 7)) == len(order) - 1
+    deep = MinimaxConstants(error_floor=0.0, max_depth=1)
+    assert {key for _, key, _ in reach_candidates(nodes, 0, back_up(nodes, deep), deep)} == {0}
 
 
 def test_expansion_costs_follow_the_path_gap_and_prior():
@@ -101,11 +132,11 @@ def test_expansion_costs_follow_the_path_gap_and_prior():
 SMALL = "playouts=300"
 
 
-def minimax_book(store, name="mm", size=5, search=SMALL):
+def minimax_book(store, name="mm", size=5, search=SMALL, **settings):
     from obook.book.library import BookSettings, ensure_book
 
     return ensure_book(store, name, BookSettings(size=size, komi=0.5, algorithm="minimax", search=search,
-                                                 seconds_per_move=0))
+                                                 seconds_per_move=0, **settings))
 
 
 def expand(store, book, count, owner=None):
@@ -142,6 +173,38 @@ def test_expansions_grow_a_book_that_verifies(store, compiled_engine):
     result = verify_minimax(store, book)
     assert result.clean, result.differences[:3]
     assert result.nodes == len(nodes)
+
+
+def test_a_reach_book_adds_the_likely_replies_it_schedules(store, compiled_engine):
+    from obook.book.expansion import Expander, root_key
+    from obook.book.library import verify_minimax
+    from obook.store.minimax import load_nodes
+
+    book = minimax_book(store, name="reach", expansion="reach", play_playouts=30)
+    assert (book.expansion, book.play_playouts) == ("reach", 30)
+    expander = Expander(store, book, lease_seconds=60)
+    added = []
+    for _ in range(6):
+        job = expander.take()
+        with store.read() as conn:
+            before = load_nodes(conn, book.id)
+        expander.expand(job)
+        with store.read() as conn:
+            after = load_nodes(conn, book.id)
+        if job.key in before:
+            assert job.move is not None, "a reach book names the move of every expansion but the first"
+            assert set(after[job.key].edges) - set(before[job.key].edges) == {job.move}
+            added.append(job)
+    nodes = after
+    assert all(n.play_policy for n in nodes.values()), "every node has its play-budget policy"
+    for n in nodes.values():
+        assert sum(share for _, share in n.play_policy) == pytest.approx(1.0, abs=0.05)
+    root = nodes[root_key(book)]
+    # the root's best move for Black, and the likeliest Black first moves for a White book player
+    likely = {m for m, _ in root.likely_moves()[:2]}
+    assert likely & set(root.edges)
+    assert any(nodes[job.key].depth % 2 == 1 for job in added), "the opponent's replies were added"
+    assert verify_minimax(store, book).clean
 
 
 def test_a_research_excludes_the_book_moves(store, compiled_engine):
