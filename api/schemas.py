@@ -194,6 +194,8 @@ class BookProgress(BaseModel):
     games_set_aside: int = Field(0, description="games whose play failed OBOOK_MAX_GAME_FAILURES times: not played "
                                                 "again nor replaced")
     set_aside: list[SetAsideGame] = Field(default_factory=list, description="the newest of them, with their reasons")
+    games_at_move_cap: int = Field(0, description="finished self-play games the move cap ended (3 x size^2 moves): "
+                                                  "a cycle the rules allowed, or a game nobody could finish")
     expansions_done: int | None = Field(None, description="minimax book: expansions done (it has no games; "
                                                           "in_flight lists the expansions being searched now)")
     expansions_pending: int | None = Field(None, description="minimax book: expansions scheduled, not done")

@@ -25,6 +25,7 @@ from api.schemas import (CandidateOut,
 )
 from obook.book.keys import BookGameError, replay
 from obook.book.lookup import BookLookup, lookup_document
+from obook.book.selfplay import max_moves
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
 from obook.store import reporting as r
@@ -124,13 +125,14 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
 
                 jobs = expansion_counts(conn, book.id)
                 running = [expansion_in_flight(job, book) for job in expansions_running(conn, book.id, games_limit)]
-                books.append((c, [], [], running, jobs.get("leased", 0), [], jobs))
+                books.append((c, [], [], running, jobs.get("leased", 0), [], jobs, 0))
                 continue
             playing = r.in_flight_games(conn, book.id, games_limit)
             books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now),
                           [in_flight(g, book) for g in playing],
                           r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing),
-                          set_aside_games(conn, book.id, limit=20) if c.set_aside else [], None))
+                          set_aside_games(conn, book.id, limit=20) if c.set_aside else [], None,
+                          r.count_at_move_cap(conn, book.id, max_moves(book.size))))
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
@@ -140,7 +142,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
                     games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
     out_books = []
-    for c, rate, growth, playing, playing_total, aside, jobs in books:
+    for c, rate, growth, playing, playing_total, aside, jobs, capped in books:
         last_hour = last_hour_all.get(c.book.id, 0)
         out_books.append(BookProgress(
             name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
@@ -150,6 +152,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
             in_flight=playing, in_flight_total=playing_total,
             games_set_aside=c.set_aside,
             set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside],
+            games_at_move_cap=capped,
             expansions_done=jobs.get("done", 0) if jobs is not None else None,
             expansions_pending=jobs.get("pending", 0) if jobs is not None else None))
     out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],

@@ -1,4 +1,6 @@
 """Issue 16's goal: does a minimax (search-valued) book make the engine stronger at P playouts a move?
+And the seed's books (``--algorithm mvbm`` or ``mbm``, self-play by a mutation player of
+``--mutation-playouts``) measured alike, at the compute the build rows record (playouts searched).
 
 Grows one minimax book (searches of S playouts, ``obook build --algorithm minimax``) to each
 checkpoint (expansions done), and at each plays engine+book (A) against the same engine without a
@@ -35,6 +37,33 @@ def append(path: Path, row: dict) -> None:
         handle.write(json.dumps(row) + "\n")
 
 
+def playouts_spent(url: str, book: str) -> int:
+    """Playouts the book's searches cost, read from the store: a minimax book's S-playout searches
+    (one per node, one more for a node searched again with book moves excluded) and its play-policy
+    searches; a self-play book's mutation searches."""
+    from sqlalchemy import func, select
+
+    from obook.book.expansion import play_playouts
+    from obook.book.minimax import CONSTANTS
+    from obook.book.library import open_book_store
+    from obook.store.books import get_book
+    from obook.store.models import SELFPLAY, Game, MinimaxNode
+    from obook.search.config import SearchConfig
+
+    store = open_book_store(url)
+    with store.read() as conn:
+        info = get_book(conn, book)
+        playouts = SearchConfig.from_spec(info.search or None).playouts
+        if info.algorithm == "minimax":
+            nodes, researched = conn.execute(select(func.count(), func.count().filter(MinimaxNode.searched_edges > 0))
+                                             .where(MinimaxNode.book_id == info.id)).one()
+            play = CONSTANTS.play_searches * play_playouts(info) if info.expansion == "reach" else 0
+            return int(nodes * (playouts + play) + researched * playouts)
+        searches = conn.execute(select(func.coalesce(func.sum(Game.searches), 0)).where(
+            Game.book_id == info.id, Game.source == SELFPLAY)).scalar_one()
+        return int(searches) * playouts
+
+
 def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
     from obook.book.build import BuildPlan, build
 
@@ -44,7 +73,7 @@ def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
     started = time.time()
     final = build(BuildPlan(url=url, book=book, target=target, workers=workers))
     append(out, {"kind": "build", "book": book, "checkpoint": target, "done": final.finished,
-                 "seconds": round(time.time() - started, 1)})
+                 "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
 
 
 def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: float, parallel: int,
@@ -82,7 +111,9 @@ def report(rows: list[dict]) -> list[dict]:
         low, high = wilson_interval(won, len(games))
         seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == book and c <= checkpoint)
         book_moves = [g["book_moves"] for g in games if g["book_moves"] is not None]
+        spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == book and c == checkpoint]
         table.append({"book": book, "expansions": checkpoint, "build_minutes": round(seconds / 60, 1),
+                      "playouts_millions": round(spent[0] / 1e6, 1) if spent and spent[0] else None,
                       "games": len(games), "score": won / len(games), "ci95": [low, high],
                       "mean_book_moves": sum(book_moves) / len(book_moves) if book_moves else None})
     return table
@@ -94,6 +125,10 @@ def main() -> None:
     parser.add_argument("--book", default="mm300")
     parser.add_argument("--search-playouts", type=int, default=30000, help="S: playouts of each book search")
     parser.add_argument("--playouts", type=int, default=300, help="P: playouts a move in the matches")
+    parser.add_argument("--algorithm", choices=("minimax", "mvbm", "mbm"), default="minimax",
+                        help="the book's algorithm; --checkpoints count expansions (minimax) or self-play games")
+    parser.add_argument("--mutation-playouts", type=int, default=None,
+                        help="mvbm/mbm: playouts a move of the self-play mutation player (default: --playouts)")
     parser.add_argument("--expansion", choices=("cost", "reach"), default="cost",
                         help="new book: the next node to expand by KataGo's cost or by reach in play")
     parser.add_argument("--play-playouts", type=int, default=0,
@@ -109,9 +144,14 @@ def main() -> None:
         from obook.book.library import BookSettings, ensure_book, open_book_store
 
         store = open_book_store(args.db, create=True)
-        ensure_book(store, args.book, BookSettings(size=9, komi=args.komi, algorithm="minimax",
-                                                   search=f"playouts={args.search_playouts}", seconds_per_move=0,
-                                                   expansion=args.expansion, play_playouts=args.play_playouts))
+        if args.algorithm == "minimax":
+            settings = BookSettings(size=9, komi=args.komi, algorithm="minimax",
+                                    search=f"playouts={args.search_playouts}", seconds_per_move=0,
+                                    expansion=args.expansion, play_playouts=args.play_playouts)
+        else:
+            settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm, seconds_per_move=0,
+                                    search=f"playouts={args.mutation_playouts or args.playouts}")
+        ensure_book(store, args.book, settings)
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
         games = [int(g) for g in args.games.split(",")]
         games += [games[-1]] * (len(checkpoints) - len(games))
@@ -121,7 +161,8 @@ def main() -> None:
             print(json.dumps(report(load(args.out))[-1]), flush=True)
     for row in report(load(args.out)):
         low, high = row["ci95"]
-        print(f"{row['book']}: {row['expansions']} expansions ({row['build_minutes']} min of building): "
+        print(f"{row['book']}: {row['expansions']} expansions or games ({row['build_minutes']} min of building, "
+              f"{row['playouts_millions']} M playouts): "
               f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games, "
               f"{row['mean_book_moves'] if row['mean_book_moves'] is not None else '-'} book moves a game")
 

@@ -24,6 +24,10 @@ def register(subparsers) -> None:
     r.add_argument("--depth", type=int, default=None, help="new book: moves of each game that count (20; 0: all)")
     r.add_argument("--search", default=None, help="new book: search options of the mutation player")
     r.add_argument("--seconds-per-move", type=float, default=None, help="new book: thinking time (1.0)")
+    r.add_argument("--expansion", choices=("cost", "reach"), default=None,
+                   help="new minimax book: the next node to expand by KataGo's cost (default) or by reach in play")
+    r.add_argument("--play-playouts", type=int, default=None,
+                   help="new minimax book, reach: playouts a move of the play the book is for (default S/100)")
     r.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the store")
     r.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
     r.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
@@ -73,7 +77,8 @@ def cmd_grid_run(args) -> int:
     s = settings()
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
                                 "depth": args.depth, "search": args.search,
-                                "seconds_per_move": args.seconds_per_move}.items() if v is not None}
+                                "seconds_per_move": args.seconds_per_move, "expansion": args.expansion,
+                                "play_playouts": args.play_playouts}.items() if v is not None}
     log = logging.getLogger("obook.driver")
 
     def start():

@@ -80,7 +80,8 @@ function renderBookSelect(books) {
 function renderLive(book) {
   const box = $("live-boards");
   const games = book ? book.in_flight : [];
-  const aside = book && book.games_set_aside ? `, ${book.games_set_aside} set aside after repeated failures` : "";
+  const aside = (book && book.games_set_aside ? `, ${book.games_set_aside} set aside after repeated failures` : "")
+    + (book && book.games_at_move_cap ? `, ${book.games_at_move_cap} ended at the move cap` : "");
   const unit = book && book.algorithm === "minimax" ? "expansion" : "game";
   const done = book && book.expansions_done != null ? `; ${book.expansions_done} done` : "";
   $("live-count").textContent = book ? `(${book.in_flight_total} ${unit}${book.in_flight_total === 1 ? "" : "s"}${done}${aside})` : "";

@@ -13,11 +13,12 @@ from sgfmill import sgf
 from api.app import create_app
 from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book
+from obook.book.selfplay import max_moves
 from obook.config import Settings
 from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
 from obook.store.games import GAMES as GAMES_TABLE
 from obook.store.models import SELFPLAY, utcnow
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from obook.store.workers import heartbeat
 
 GAMES = [
@@ -297,6 +298,9 @@ def test_progress_shows_games_in_flight_and_workers(client, store, book):
             game = append_move(conn, game, "host:1:build1:abc", vertex, "m", 60)
         heartbeat(conn, "host:1:build1:abc", host="host", pid=1, kind="local", book_id=book.id, game_id=game_id,
                     moves="E5 G5 F4")
+        capped = conn.execute(select(GAMES_TABLE.c.id).where(GAMES_TABLE.c.book_id == book.id,
+                                                              GAMES_TABLE.c.status == "finished")).first()[0]
+        conn.execute(update(GAMES_TABLE).where(GAMES_TABLE.c.id == capped).values(n_moves=max_moves(9)))
     answer = client.get("/v1/progress").json()
     totals = answer["totals"]
     assert totals == {**totals, "books": 1, "games_finished": len(GAMES), "games_in_progress": 1, "live_workers": 1,
@@ -304,6 +308,7 @@ def test_progress_shows_games_in_flight_and_workers(client, store, book):
     (demo,) = answer["books"]
     assert demo["games_per_hour"] == len(GAMES) and sum(p["games"] for p in demo["rate"]) == len(GAMES)
     assert demo["growth"][-1]["finished"] == len(GAMES)
+    assert demo["games_at_move_cap"] == 1  # a game as long as the cap: a cycle, or nobody could finish it
     (playing,) = demo["in_flight"]
     assert playing["id"] == game_id and playing["moves"] == ["E5", "G5", "F4"] and playing["to_move"] == "W"
     assert {s["vertex"]: (s["color"], s["move"]) for s in playing["stones"]} == {
