@@ -48,6 +48,17 @@ def play_playouts(book: BookInfo) -> int:
     return book.play_playouts or max(1, SearchConfig.from_spec(book.search or None).playouts // 100)
 
 
+def expansion_seed(key: int, generation: int, move: int | None) -> int:
+    """The seed of an expansion's searches: a function of what it expands (the position, its number
+    of edges, the move to add), not of when or where it runs, so that two builds with the same
+    settings, embedded or on the grid in any order, search every node they share alike and differ
+    only in which nodes they reach (``benchmarks/minimax_grid.py`` compares them)."""
+    import hashlib
+
+    digest = hashlib.blake2b(f"{key}:{generation}:{move}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
 def root_key(book: BookInfo) -> int:
     return canonical_view(Position(size=book.size, komi=book.komi, superko=book.superko))[0]
 
@@ -234,7 +245,7 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None, consta
         if (key, generation) in taken:
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
-                                    int.from_bytes(os.urandom(8), "little") >> 1, owner, lease_seconds, move)
+                                    expansion_seed(key, generation, move), owner, lease_seconds, move)
         if new_id is not None:
             created.append(new_id)
     return created

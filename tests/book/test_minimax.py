@@ -207,6 +207,19 @@ def test_a_reach_book_adds_the_likely_replies_it_schedules(store, compiled_engin
     assert verify_minimax(store, book).clean
 
 
+def test_two_builds_with_the_same_settings_search_alike(store, compiled_engine):
+    from obook.store.minimax import load_nodes
+
+    books = [minimax_book(store, name=name, expansion="reach", play_playouts=30) for name in ("one", "two")]
+    for book in books:
+        expand(store, book, 3)
+    with store.read() as conn:
+        one, two = (load_nodes(conn, book.id) for book in books)
+    assert set(one) == set(two)
+    assert {k: (n.root_moves, n.play_policy, n.edges) for k, n in one.items()} == {
+        k: (n.root_moves, n.play_policy, n.edges) for k, n in two.items()}
+
+
 def test_a_research_excludes_the_book_moves(store, compiled_engine):
     from obook.book.expansion import Expander
     from obook.store.minimax import load_nodes
