@@ -129,7 +129,7 @@ def main() -> None:
                         help="the book's algorithm; --checkpoints count expansions (minimax) or self-play games")
     parser.add_argument("--mutation-playouts", type=int, default=None,
                         help="mvbm/mbm: playouts a move of the self-play mutation player (default: --playouts)")
-    parser.add_argument("--expansion", choices=("cost", "reach"), default="cost",
+    parser.add_argument("--expansion", choices=("cost", "reach"), default="reach",
                         help="new book: the next node to expand by KataGo's cost or by reach in play")
     parser.add_argument("--play-playouts", type=int, default=0,
                         help="new reach book: the play budget that models the opponent (0: S / 100)")

@@ -73,7 +73,7 @@ class Book(Base):
     widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)
     # minimax books: which node to expand next ("cost": KataGo's cost; "reach": the likeliest to be
     # reached in play) and the play budget whose policy models the opponent (playouts; 0: S / 100)
-    expansion: Mapped[str] = mapped_column(String(10), default="cost")
+    expansion: Mapped[str] = mapped_column(String(10), default="reach")  # books made before it: "cost"
     play_playouts: Mapped[int] = mapped_column(Integer, default=0)
     engine_version: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

@@ -135,6 +135,7 @@ SMALL = "playouts=300"
 def minimax_book(store, name="mm", size=5, search=SMALL, **settings):
     from obook.book.library import BookSettings, ensure_book
 
+    settings.setdefault("expansion", "cost")
     return ensure_book(store, name, BookSettings(size=size, komi=0.5, algorithm="minimax", search=search,
                                                  seconds_per_move=0, **settings))
 
@@ -491,3 +492,17 @@ def test_progress_shows_the_expansions_being_searched(store, store_url, compiled
     assert [g["id"] for g in mine["in_flight"]] == [running.id]
     assert mine["in_flight"][0]["moves"] == list(running.moves)
     assert "host:9" not in str(mine["in_flight"][0]["lease_owner"])  # anonymous clients see a pseudonym
+
+
+def test_expansion_settings_belong_to_minimax_books_and_reach_is_the_default():
+    from obook.book.library import BookSettings
+    from obook.errors import ObookError
+
+    assert BookSettings(algorithm="minimax", search=SMALL, seconds_per_move=0).validated().expansion == "reach"
+    assert BookSettings(algorithm="minimax", expansion="cost").validated().expansion == "cost"
+    for wrong, message in ((dict(algorithm="mvbm", expansion="reach"), "options of a minimax book"),
+                           (dict(algorithm="mbm", play_playouts=300), "options of a minimax book"),
+                           (dict(algorithm="minimax", expansion="wide"), "choose reach or cost"),
+                           (dict(algorithm="minimax", play_playouts=-1), "must be positive")):
+        with pytest.raises(ObookError, match=message):
+            BookSettings(**wrong).validated()
