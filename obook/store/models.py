@@ -155,7 +155,8 @@ class MinimaxNode(Base):
     own_error: Mapped[float] = mapped_column(Float)  # its standard error (with the floor of MinimaxConstants)
     own_visits: Mapped[int] = mapped_column(Integer)  # the visits behind own_value
     best_new: Mapped[int] = mapped_column(SmallInteger)  # canonical move of that value, -1 pass, -2 none
-    # the search's root moves, most visited first: "move:visits:winrate ..." (canonical moves)
+    # the search's root moves, its choice first: "move:visits:winrate ..." (canonical moves, symmetric
+    # copies merged: visits summed, ranked by the most visited copy)
     policy: Mapped[str] = mapped_column(Text, default="")
     searched_edges: Mapped[int] = mapped_column(Integer, default=0)  # edges the search excluded
     # visit shares of searches at the book's play budget, nothing excluded: "move:share ..." (reach expansion)

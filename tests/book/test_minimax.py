@@ -85,6 +85,17 @@ def test_the_book_plays_its_best_child_unless_the_own_value_is_clearly_better():
     assert book_move(node(3, "", [(5, 100, 0.5)]), {}, FLOOR) is None
 
 
+def test_symmetric_copies_are_one_move_ranked_by_the_most_visited_copy():
+    from obook.book.expansion import merge_symmetric
+
+    # the empty board: E5 (60) alone with 3,576 visits; E4 (37) as 4 copies of 1,150
+    moves = merge_symmetric([(60, 3576, 0.4765)] + [(37, 1150, 0.46 + i * 0.001) for i in range(4)]
+                            + [(12, 0, 0.0)])
+    assert [m.move for m in moves] == [60, 37]
+    assert moves[1].visits == 4600 and moves[1].winrate == pytest.approx(0.4615)
+    assert moves[0] == RootMove(60, 3576, 0.4765)
+
+
 def test_reach_candidates_cover_the_opponents_likely_replies_and_the_players_own_move():
     # root (Black to move) -> book move 1 -> a (White to move: the opponent of a Black book player)
     nodes = {
