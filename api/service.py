@@ -28,14 +28,10 @@ from api import views
 from api.caching import book_tag
 from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut, Stone
 from obook.book.keys import BookGameError, replay, require_keys
-from obook.book.library import parse_book_moves
-from obook.book.lookup import book_lookup, minimax_lookup
+from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import MINIMAX
 from obook.errors import ObookError
-from obook.go.board import PASS
-from obook.go.symmetry import untransform_point
-from obook.go.vertex import format_vertex, split_moves
-from obook.go.position import Position
+from obook.go.vertex import split_moves
 from obook.store import reporting as r
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
@@ -138,47 +134,6 @@ def normalise_moves(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple("pass" if w.lower() == "pass" else w.upper() for w in words)
 
 
-@dataclass(frozen=True)
-class ReplayedPosition:
-    """What a lookup needs of the position after some moves, without its board: a board carries
-    its superko history (40 kB on 9x9), this well under 1 kB, so thousands can be kept. Positions
-    never change, so these are kept (LRU) without expiry. It has the few methods of ``Position``
-    that ``book_lookup`` and the views call.
-
-    Its fields are ints, strings and tuples of them, which Python's garbage collector stops
-    tracking: a full cache adds one tracked object per position, not hundreds, and the collector's
-    pauses (the service's worst latencies) do not grow with the cache."""
-
-    size: int
-    moves: tuple[tuple[int, int], ...]  # (color, point), as Position.moves
-    to_move: int
-    key: int  # canonical key
-    symmetry: int  # the symmetry taking this position to its canonical orientation
-    legal: int  # bit p set: point p is legal for the side to move
-    stones: tuple[tuple[str, str, int], ...]  # (vertex, color, move number)
-
-    @classmethod
-    def of(cls, position: Position) -> "ReplayedPosition":
-        key, symmetry = position.canonical()
-        legal = 0
-        for point in position.legal_moves():
-            legal |= 1 << point
-        return cls(position.size, tuple(position.moves), position.to_move, key, symmetry, legal,
-                   tuple((s.vertex, s.color, s.move) for s in views.stones(position)))
-
-    def canonical(self) -> tuple[int, int]:
-        return self.key, self.symmetry
-
-    def is_legal(self, point: int) -> bool:
-        return point == PASS or bool(self.legal >> point & 1)
-
-    def from_canonical(self, point: int, symmetry: int) -> int:
-        return untransform_point(point, symmetry, self.size)
-
-    def vertex(self, point: int) -> str:
-        return format_vertex(point, self.size)
-
-
 @dataclass
 class BookVersion:
     """When the answers about a book were last known fresh: ``generation`` changes whenever the
@@ -216,7 +171,9 @@ class BookService:
         self.answers = TtlCache(cache_size, cache_seconds, share, answer_cost)
         self.stats = TtlCache(cache_size, cache_seconds, share, rows_cost)
         self.positions = TtlCache(cache_size, math.inf, share, position_cost)
-        self.books = TtlCache(256, min(cache_seconds, 5.0))
+        # a book's settings row: without the answer cache (OBOOK_API_CACHE_SECONDS=0) still kept for
+        # fresh_seconds, or every lookup would read it again (a transaction, a third of an uncached lookup)
+        self.books = TtlCache(256, min(cache_seconds, 5.0) if cache_seconds > 0 else fresh_seconds)
         self.versions: dict[str, BookVersion] = {}
         self._generations = itertools.count(1)  # unique across books and their re-creations
         self.reader = StatsReader(store, pool_size=self.threads)
@@ -254,9 +211,8 @@ class BookService:
 
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
-        position = Position(size=9)
-        position.play("E5")
-        ReplayedPosition.of(position)
+        replay_moves(9, False, ("E5", "C3"))
+        replay_moves(9, True, ("E5", "C3"))
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
@@ -415,7 +371,7 @@ class BookService:
         cache_key = (book.size, book.superko, normalise_moves(spelled))
         replayed = self.positions.get(cache_key)
         if replayed is None:
-            replayed = ReplayedPosition.of(parse_book_moves(book, list(spelled)))
+            replayed = replay_moves(book.size, book.superko, spelled)
             self.positions.put(cache_key, replayed)
         return replayed
 
