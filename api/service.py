@@ -314,7 +314,10 @@ class BookService:
 
     async def lookup_body(self, book: str, moves: str, min_games: int) -> tuple[bytes, str]:
         """The lookup answer as JSON bytes and its ETag, from the cache when it can."""
-        spelled = split_query_moves(moves)
+        return await self.lookup_answer(book, split_query_moves(moves), min_games)
+
+    async def lookup_answer(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[bytes, str]:
+        """``lookup_body`` of moves already split (``split_query_moves``)."""
         words = normalise_moves(spelled)
         hit = self.cached_answer(book, words, min_games)
         if hit is not None:
