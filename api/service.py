@@ -36,7 +36,7 @@ from obook.store import reporting as r
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import GameRow, get_game, list_games
-from obook.store.reporting import StatsReader
+from obook.store.reporting import AsyncStatsReader, StatsReader
 from obook.store.stats import Rows
 
 log = logging.getLogger(__name__)
@@ -177,6 +177,7 @@ class BookService:
         self.versions: dict[str, BookVersion] = {}
         self._generations = itertools.count(1)  # unique across books and their re-creations
         self.reader = StatsReader(store, pool_size=self.threads)
+        self.async_reader = None if store.is_sqlite else AsyncStatsReader(store, pool_size=max(2, self.threads // 2))
         self._limiter: anyio.CapacityLimiter | None = None
         self.heavy_threads = max(1, self.threads // 4)
         self._heavy: anyio.CapacityLimiter | None = None
@@ -322,9 +323,40 @@ class BookService:
         hit = self.cached_answer(book, words, min_games)
         if hit is not None:
             return hit
-        generation, tag, body = await self.run(self._lookup_body, book, spelled, min_games)
+        answered = await self._lookup_on_loop(book, spelled, min_games)
+        if answered is None:
+            answered = await self.run(self._lookup_body, book, spelled, min_games)
+        generation, tag, body = answered
         self.answers.put((book, words, min_games), (generation, body, tag))
         return body, tag
+
+    async def _lookup_on_loop(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes] | None:
+        """A statistical book's lookup on the event loop, when everything but its statistics is in
+        memory (the book's row, a generation checked less than ``fresh_seconds`` ago): a compiled
+        replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` on the
+        loop's own connections (``AsyncStatsReader``). Handing that to a thread and back would cost
+        more than the work (issue 20, item 9). ``None``: the threads answer (``_lookup_body``: on
+        SQLite, for a minimax book, or to read the book or check its generation)."""
+        if self.async_reader is None:
+            return None
+        info = self.books.get(book)
+        version = self.versions.get(book)
+        if (info is None or info.algorithm == MINIMAX or version is None or version.book_id != info.id
+                or time.monotonic() - version.checked >= self.fresh_seconds):
+            return None
+        require_keys(info, "look positions up in it")
+        generation, tag = version.generation, version.tag
+        replayed = self.replayed(info, spelled)
+        key, _ = replayed.canonical()
+        hit = self.stats.get((info.id, key))
+        if hit is not None and hit[0] == generation:
+            rows = hit[1]
+        else:
+            rows = tuple(await self.async_reader.position_stats(info.id, key))
+            self.stats.put((info.id, key), (generation, rows))
+        found = book_lookup(info, replayed, lambda _key: rows, min_games)
+        board = [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones]
+        return generation, tag, views.lookup_out(found, board).model_dump_json(exclude_unset=True).encode()
 
     def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes]:
         info = self.keyed_book(book, "look positions up in it")

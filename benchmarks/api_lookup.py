@@ -177,6 +177,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def runqueue_wait_seconds(pid: int) -> float:
+    """Time the process's threads spent runnable but waiting for a core (Linux schedstat): how
+    much the other work on the machine held the server back."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended
+    return total / 1e9
+
+
 def run_wrk(port: int, paths: list[str], seconds: float, connections: int, threads: int) -> dict:
     script = "paths = {\n" + ",\n".join(json.dumps(p) for p in paths) + "\n}\n" + (
         "request = function()\n  return wrk.format('GET', paths[math.random(#paths)])\nend\n"
@@ -291,9 +303,12 @@ def main() -> None:
         for connections in [int(c) for c in args.connections.split(",")]:
             if args.warmup > 0:
                 load(args.warmup, connections)
-            cpu = cpu_seconds(server.pid)
+            cpu, waited = cpu_seconds(server.pid), runqueue_wait_seconds(server.pid)
             figures = load(args.seconds, connections)
-            figures["server_cpu_ms_per_request"] = 1000 * (cpu_seconds(server.pid) - cpu) / max(figures["requests"], 1)
+            requests = max(figures["requests"], 1)
+            figures["server_cpu_ms_per_request"] = 1000 * (cpu_seconds(server.pid) - cpu) / requests
+            figures["server_cpu_cores"] = (cpu_seconds(server.pid) - cpu) / figures["seconds"]
+            figures["server_runqueue_wait_ms_per_request"] = 1000 * (runqueue_wait_seconds(server.pid) - waited) / requests
             figures["load_average"] = os.getloadavg()[0]
             result = {"benchmark": "api_lookup", "server": str(args.server_root), "tool": args.tool,
                       "connections": connections,
