@@ -186,8 +186,10 @@ class StatsReader:
 
         try:
             raw = self.engine.raw_connection()
-        except DBAPIError as exc:  # no connection could be made
-            raise StoreError(f"cannot reach the database {self.store.name}: {str(exc.orig).strip()[:200]}") from None
+        except (DBAPIError, OSError, self._operational) as exc:  # no connection could be made (the pool
+            # passes on the driver's own error)
+            why = exc.orig if isinstance(exc, DBAPIError) else exc
+            raise StoreError(f"cannot reach the database {self.store.name}: {str(why).strip()[:200]}") from None
         try:
             with raw.cursor() as cursor:
                 cursor.execute(sql, params)
