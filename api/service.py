@@ -26,7 +26,7 @@ import anyio.to_thread
 
 from api import views
 from api.caching import book_tag
-from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut, Stone
+from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut
 from obook.book.keys import BookGameError, replay, require_keys
 from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import MINIMAX
@@ -355,7 +355,8 @@ class BookService:
             rows = tuple(await self.async_reader.position_stats(info.id, key))
             self.stats.put((info.id, key), (generation, rows))
         found = book_lookup(info, replayed, lambda _key: rows, min_games)
-        board = [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones]
+        # dicts: validated with the answer in one call, half the time of a Stone each (16 stones: 30 against 58 us)
+        board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
         return generation, tag, views.lookup_out(found, board).model_dump_json(exclude_unset=True).encode()
 
     def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes]:
@@ -375,7 +376,7 @@ class BookService:
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
         replayed = self.replayed(book, spelled)
-        board = [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones]
+        board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
         if book.algorithm == MINIMAX:
             found = minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
             return views.minimax_lookup_out(found, board)
