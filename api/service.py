@@ -1,9 +1,10 @@
 """What the routes call: one ``BookService`` per app holds the store, the lookup cache and the
-bounded pool of threads that run the blocking work (SQL, replays of positions).
+bounded pool of threads that run the blocking work (SQL, replays of positions); on PostgreSQL a
+statistical book's lookup runs on the event loop once the book is known (``_lookup_on_loop``).
 
-Why a cache: a lookup replays the moves (numba rules), computes legal moves and the canonical key
-and queries the statistics, a few milliseconds; bots and the dashboard ask the same positions over
-and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
+Why a cache: a lookup replays the moves (one compiled call, ``obook.book.lookup.replay_moves``),
+computes legal moves and the canonical key and queries the statistics, about 0.4 ms of CPU; bots
+and the dashboard ask the same positions over and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
 the book gets new games (see ``BookService``), so a repeated question costs a dictionary look-up on
 the event loop (``api/fastpath.py``) and no thread at all. ``POST /v1/admin/cache/clear`` drops
 everything at once (after ``obook verify --repair``, which changes statistics but not games).
