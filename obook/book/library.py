@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay, require_keys
+from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, require_keys
 from obook.book.lookup import BookLookup, book_lookup, replay_moves
 from obook.book.rules import ALGORITHMS, BETA, MINIMAX, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
-from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book, lock_book
 from obook.store.db import Store, StoreError, open_store
