@@ -111,10 +111,16 @@ def report(rows: list[dict]) -> list[dict]:
         low, high = wilson_interval(won, len(games))
         seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == book and c <= checkpoint)
         book_moves = [g["book_moves"] for g in games if g["book_moves"] is not None]
+        by_colour = {}
+        for colour in ("B", "W"):
+            mine = [g for g in games if g["a_color"] == colour]
+            by_colour[colour] = (sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0
+                                     for g in mine) / len(mine)) if mine else None
         spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == book and c == checkpoint]
         table.append({"book": book, "expansions": checkpoint, "build_minutes": round(seconds / 60, 1),
                       "playouts_millions": round(spent[0] / 1e6, 1) if spent and spent[0] else None,
                       "games": len(games), "score": won / len(games), "ci95": [low, high],
+                      "as_black": by_colour["B"], "as_white": by_colour["W"],
                       "mean_book_moves": sum(book_moves) / len(book_moves) if book_moves else None})
     return table
 
@@ -129,7 +135,7 @@ def main() -> None:
                         help="the book's algorithm; --checkpoints count expansions (minimax) or self-play games")
     parser.add_argument("--mutation-playouts", type=int, default=None,
                         help="mvbm/mbm: playouts a move of the self-play mutation player (default: --playouts)")
-    parser.add_argument("--expansion", choices=("cost", "reach"), default="cost",
+    parser.add_argument("--expansion", choices=("cost", "reach"), default="reach",
                         help="new book: the next node to expand by KataGo's cost or by reach in play")
     parser.add_argument("--play-playouts", type=int, default=0,
                         help="new reach book: the play budget that models the opponent (0: S / 100)")
@@ -163,8 +169,9 @@ def main() -> None:
         low, high = row["ci95"]
         print(f"{row['book']}: {row['expansions']} expansions or games ({row['build_minutes']} min of building, "
               f"{row['playouts_millions']} M playouts): "
-              f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games, "
-              f"{row['mean_book_moves'] if row['mean_book_moves'] is not None else '-'} book moves a game")
+              f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games "
+              f"(as Black {100 * (row['as_black'] or 0):.1f}%, as White {100 * (row['as_white'] or 0):.1f}%), "
+              + (f"{row['mean_book_moves']:.2f} book moves a game" if row['mean_book_moves'] is not None else "-"))
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grid_common import OBOOK, PG_SERVER, REDIS_URL  # noqa: E402
-from minimax_book import DEFAULT_OUT, append, load, play, report  # noqa: E402
+from minimax_book import DEFAULT_OUT, append, load, play, playouts_spent, report  # noqa: E402
 
 
 def database(name: str) -> str:
@@ -95,7 +95,8 @@ def build(url: str, args, logs: Path) -> dict:
         raise SystemExit(f"the driver exited {driver.returncode}; logs in {logs}")
     verify = subprocess.run([*OBOOK, "verify", "--book", args.book, "--db", url], capture_output=True, text=True)
     return {"kind": "build", "book": args.book, "checkpoint": args.target, "done": done_expansions(url, args.book),
-            "seconds": round(time.monotonic() - started, 1), "grid": True, "kills": kills,
+            "seconds": round(time.monotonic() - started, 1), "playouts": playouts_spent(url, args.book),
+            "grid": True, "kills": kills,
             "verify_exit": verify.returncode, "verify": verify.stdout.strip().splitlines()[-1:]}
 
 

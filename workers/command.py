@@ -25,7 +25,7 @@ def register(subparsers) -> None:
     r.add_argument("--search", default=None, help="new book: search options of the mutation player")
     r.add_argument("--seconds-per-move", type=float, default=None, help="new book: thinking time (1.0)")
     r.add_argument("--expansion", choices=("cost", "reach"), default=None,
-                   help="new minimax book: the next node to expand by KataGo's cost (default) or by reach in play")
+                   help="new minimax book: the next move to add by reach in play (default) or KataGo's cost")
     r.add_argument("--play-playouts", type=int, default=None,
                    help="new minimax book, reach: playouts a move of the play the book is for (default S/100)")
     r.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the store")

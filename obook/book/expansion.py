@@ -48,6 +48,17 @@ def play_playouts(book: BookInfo) -> int:
     return book.play_playouts or max(1, SearchConfig.from_spec(book.search or None).playouts // 100)
 
 
+def expansion_seed(key: int, generation: int, move: int | None) -> int:
+    """The seed of an expansion's searches: a function of what it expands (the position, its number
+    of edges, the move to add), not of when or where it runs, so that two builds with the same
+    settings, embedded or on the grid in any order, search every node they share alike and differ
+    only in which nodes they reach (``benchmarks/minimax_grid.py`` compares them)."""
+    import hashlib
+
+    digest = hashlib.blake2b(f"{key}:{generation}:{move}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
 def root_key(book: BookInfo) -> int:
     return canonical_view(Position(size=book.size, komi=book.komi, superko=book.superko))[0]
 
@@ -169,9 +180,10 @@ class Expander:
 
     def search(self, job: ExpansionRow, position: Position, symmetries: list[int], excluded: set[int],
                number: int, player=None) -> list[RootMove]:
-        """The root moves (canonical, most visited first) of a search of ``position`` (by ``player``,
-        else the book's searcher) that avoids every point whose canonical move is ``excluded``;
-        symmetric copies of a move are one move."""
+        """The root moves (canonical) of a search of ``position`` (by ``player``, else the book's
+        searcher) that avoids every point whose canonical move is ``excluded``. Symmetric copies of
+        a move are one move, with their visits summed (its prior and its error) and ranked by its
+        most visited copy (the search's choice)."""
         player = player or self.player
         avoid = frozenset(p for p in position.points()
                           if excluded and canonical_move(position, p, symmetries) in excluded)
@@ -192,16 +204,24 @@ class Expander:
                                      root_moves=allowed)
         if lost:
             raise lost[0]
-        merged: dict[int, tuple[int, float]] = {}
-        for s in result.moves:
-            if s.visits <= 0:
-                continue
-            move = PASS if s.point == PASS else canonical_move(position, s.point, symmetries)
-            visits, wins = merged.get(move, (0, 0.0))
-            merged[move] = (visits + s.visits, wins + s.winrate * s.visits)
-        moves = [RootMove(m, v, w / v) for m, (v, w) in merged.items()]
-        moves.sort(key=lambda m: (-m.visits, -m.winrate, m.move))
-        return moves
+        return merge_symmetric([(PASS if s.point == PASS else canonical_move(position, s.point, symmetries),
+                                 s.visits, s.winrate) for s in result.moves])
+
+
+def merge_symmetric(copies: list[tuple[int, int, float]]) -> list[RootMove]:
+    """A search's root moves (canonical move, visits, win rate), symmetric copies of a move merged
+    into one: visits summed (the move's prior, and the error of its value), the win rate their
+    mean, ranked by the most visited copy, the search's choice. Ranked by the sum, a move with 4
+    copies, among which the search shares its visits, outranked on the empty board the centre
+    point that every copy of it trailed."""
+    merged: dict[int, tuple[int, float, int]] = {}
+    for move, visits, winrate in copies:
+        if visits <= 0:
+            continue
+        total, wins, most = merged.get(move, (0, 0.0, 0))
+        merged[move] = (total + visits, wins + winrate * visits, max(most, visits))
+    order = sorted(merged, key=lambda m: (-merged[m][2], -merged[m][1] / merged[m][0], m))
+    return [RootMove(m, merged[m][0], merged[m][1] / merged[m][0]) for m in order]
 
 
 def schedule(conn, book: BookInfo, count: int, target: int | None = None, constants: MinimaxConstants = CONSTANTS,
@@ -234,7 +254,7 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None, consta
         if (key, generation) in taken:
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
-                                    int.from_bytes(os.urandom(8), "little") >> 1, owner, lease_seconds, move)
+                                    expansion_seed(key, generation, move), owner, lease_seconds, move)
         if new_id is not None:
             created.append(new_id)
     return created

@@ -63,7 +63,7 @@ class BookSettings:
     depth: int = 20  # 0: no cap (every move of every game counts, as in the seed)
     superko: bool = False
     widening: float = 0.0  # progressive widening exponent of the book rule (0: the seed's rule)
-    expansion: str = "cost"  # minimax: the next node to expand by KataGo's cost, or by "reach"
+    expansion: str | None = None  # minimax: the next node to expand by "reach" in play (default) or KataGo's "cost"
     play_playouts: int = 0  # minimax: the play budget that models the opponent in "reach" (0: S / 100)
 
     def validated(self) -> "BookSettings":
@@ -90,15 +90,16 @@ class BookSettings:
             config = SearchConfig.from_spec(self.search or None)
             if config.algorithm != "uct":
                 raise ObookError(f"search algorithm={config.algorithm}: a minimax book's searches are uct")
-        if self.expansion not in ("cost", "reach"):
-            raise ObookError(f"expansion {self.expansion!r}: choose cost or reach")
-        if self.algorithm != MINIMAX and (self.expansion != "cost" or self.play_playouts):
+        if self.expansion not in (None, "cost", "reach"):
+            raise ObookError(f"expansion {self.expansion!r}: choose reach or cost")
+        if self.algorithm != MINIMAX and (self.expansion is not None or self.play_playouts):
             raise ObookError("--expansion and --play-playouts are options of a minimax book")
+        expansion = (self.expansion or "reach") if self.algorithm == MINIMAX else "cost"  # "cost": unused
         if self.play_playouts < 0:
             raise ObookError(f"play playouts {self.play_playouts}: must be positive, or 0 for S / 100")
         depth = 0 if self.algorithm == MINIMAX else self.depth  # a minimax book has no depth cap
         return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, depth,
-                            self.superko, self.widening, self.expansion, self.play_playouts)
+                            self.superko, self.widening, expansion, self.play_playouts)
 
 
 def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> BookInfo:

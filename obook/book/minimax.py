@@ -89,7 +89,7 @@ class Node:
 
     key: int
     moves: str  # a path from the empty board
-    root_moves: list[RootMove]  # of its last search, most visited first (book moves of then excluded)
+    root_moves: list[RootMove]  # of its last search, its choice first (book moves of then excluded)
     searched_edges: int  # edges it had when searched
     excluded_prior: float  # their summed priors
     edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # canonical move -> (child key, prior)
@@ -103,7 +103,7 @@ class Node:
         return sum(m.visits for m in self.root_moves)
 
     def best_new(self) -> RootMove | None:
-        """The most visited move of its search that is not in the book now."""
+        """The first move of its search (ranked by the most visited copy) not in the book now."""
         return next((m for m in self.root_moves if m.move not in self.edges), None)
 
     def prior(self, move: int) -> float:

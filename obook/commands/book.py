@@ -33,8 +33,8 @@ def register(subparsers) -> None:
     p.add_argument("--widening", type=float, default=None,
                    help="new book: mutate while a position with N games has fewer than 1+N^W moves (0: off)")
     p.add_argument("--expansion", choices=("cost", "reach"), default=None,
-                   help="new minimax book: expand the cheapest node by KataGo's cost (cost, the default) or the "
-                        "likeliest to be reached in play against the play budget's policy (reach)")
+                   help="new minimax book: add the move likeliest to be reached in play against an engine of "
+                        "--play-playouts (reach, the default), or expand the cheapest node by KataGo's cost (cost)")
     p.add_argument("--play-playouts", type=int, default=None,
                    help="new minimax book, reach: playouts a move of the play that the book is for (default S/100)")
     p.add_argument("--games", type=int, default=20, help="finished self-play games the book should have (seed games not counted)")

@@ -73,7 +73,7 @@ class Book(Base):
     widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)
     # minimax books: which node to expand next ("cost": KataGo's cost; "reach": the likeliest to be
     # reached in play) and the play budget whose policy models the opponent (playouts; 0: S / 100)
-    expansion: Mapped[str] = mapped_column(String(10), default="cost")
+    expansion: Mapped[str] = mapped_column(String(10), default="reach")  # books made before it: "cost"
     play_playouts: Mapped[int] = mapped_column(Integer, default=0)
     engine_version: Mapped[str] = mapped_column(String(100))
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -155,7 +155,8 @@ class MinimaxNode(Base):
     own_error: Mapped[float] = mapped_column(Float)  # its standard error (with the floor of MinimaxConstants)
     own_visits: Mapped[int] = mapped_column(Integer)  # the visits behind own_value
     best_new: Mapped[int] = mapped_column(SmallInteger)  # canonical move of that value, -1 pass, -2 none
-    # the search's root moves, most visited first: "move:visits:winrate ..." (canonical moves)
+    # the search's root moves, its choice first: "move:visits:winrate ..." (canonical moves, symmetric
+    # copies merged: visits summed, ranked by the most visited copy)
     policy: Mapped[str] = mapped_column(Text, default="")
     searched_edges: Mapped[int] = mapped_column(Integer, default=0)  # edges the search excluded
     # visit shares of searches at the book's play budget, nothing excluded: "move:share ..." (reach expansion)

@@ -85,6 +85,17 @@ def test_the_book_plays_its_best_child_unless_the_own_value_is_clearly_better():
     assert book_move(node(3, "", [(5, 100, 0.5)]), {}, FLOOR) is None
 
 
+def test_symmetric_copies_are_one_move_ranked_by_the_most_visited_copy():
+    from obook.book.expansion import merge_symmetric
+
+    # the empty board: E5 (60) alone with 3,576 visits; E4 (37) as 4 copies of 1,150
+    moves = merge_symmetric([(60, 3576, 0.4765)] + [(37, 1150, 0.46 + i * 0.001) for i in range(4)]
+                            + [(12, 0, 0.0)])
+    assert [m.move for m in moves] == [60, 37]
+    assert moves[1].visits == 4600 and moves[1].winrate == pytest.approx(0.4615)
+    assert moves[0] == RootMove(60, 3576, 0.4765)
+
+
 def test_reach_candidates_cover_the_opponents_likely_replies_and_the_players_own_move():
     # root (Black to move) -> book move 1 -> a (White to move: the opponent of a Black book player)
     nodes = {
@@ -135,6 +146,7 @@ SMALL = "playouts=300"
 def minimax_book(store, name="mm", size=5, search=SMALL, **settings):
     from obook.book.library import BookSettings, ensure_book
 
+    settings.setdefault("expansion", "cost")
     return ensure_book(store, name, BookSettings(size=size, komi=0.5, algorithm="minimax", search=search,
                                                  seconds_per_move=0, **settings))
 
@@ -205,6 +217,19 @@ def test_a_reach_book_adds_the_likely_replies_it_schedules(store, compiled_engin
     assert likely & set(root.edges)
     assert any(nodes[job.key].depth % 2 == 1 for job in added), "the opponent's replies were added"
     assert verify_minimax(store, book).clean
+
+
+def test_two_builds_with_the_same_settings_search_alike(store, compiled_engine):
+    from obook.store.minimax import load_nodes
+
+    books = [minimax_book(store, name=name, expansion="reach", play_playouts=30) for name in ("one", "two")]
+    for book in books:
+        expand(store, book, 3)
+    with store.read() as conn:
+        one, two = (load_nodes(conn, book.id) for book in books)
+    assert set(one) == set(two)
+    assert {k: (n.root_moves, n.play_policy, n.edges) for k, n in one.items()} == {
+        k: (n.root_moves, n.play_policy, n.edges) for k, n in two.items()}
 
 
 def test_a_research_excludes_the_book_moves(store, compiled_engine):
@@ -478,3 +503,17 @@ def test_progress_shows_the_expansions_being_searched(store, store_url, compiled
     assert [g["id"] for g in mine["in_flight"]] == [running.id]
     assert mine["in_flight"][0]["moves"] == list(running.moves)
     assert "host:9" not in str(mine["in_flight"][0]["lease_owner"])  # anonymous clients see a pseudonym
+
+
+def test_expansion_settings_belong_to_minimax_books_and_reach_is_the_default():
+    from obook.book.library import BookSettings
+    from obook.errors import ObookError
+
+    assert BookSettings(algorithm="minimax", search=SMALL, seconds_per_move=0).validated().expansion == "reach"
+    assert BookSettings(algorithm="minimax", expansion="cost").validated().expansion == "cost"
+    for wrong, message in ((dict(algorithm="mvbm", expansion="reach"), "options of a minimax book"),
+                           (dict(algorithm="mbm", play_playouts=300), "options of a minimax book"),
+                           (dict(algorithm="minimax", expansion="wide"), "choose reach or cost"),
+                           (dict(algorithm="minimax", play_playouts=-1), "must be positive")):
+        with pytest.raises(ObookError, match=message):
+            BookSettings(**wrong).validated()
