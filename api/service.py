@@ -1,9 +1,10 @@
 """What the routes call: one ``BookService`` per app holds the store, the lookup cache and the
-bounded pool of threads that run the blocking work (SQL, replays of positions).
+bounded pool of threads that run the blocking work (SQL, replays of positions); on PostgreSQL a
+statistical book's lookup runs on the event loop once the book is known (``_lookup_on_loop``).
 
-Why a cache: a lookup replays the moves (numba rules), computes legal moves and the canonical key
-and queries the statistics, a few milliseconds; bots and the dashboard ask the same positions over
-and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
+Why a cache: a lookup replays the moves (one compiled call, ``obook.book.lookup.replay_moves``),
+computes legal moves and the canonical key and queries the statistics, about 0.4 ms of CPU; bots
+and the dashboard ask the same positions over and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
 the book gets new games (see ``BookService``), so a repeated question costs a dictionary look-up on
 the event loop (``api/fastpath.py``) and no thread at all. ``POST /v1/admin/cache/clear`` drops
 everything at once (after ``obook verify --repair``, which changes statistics but not games).
@@ -26,21 +27,17 @@ import anyio.to_thread
 
 from api import views
 from api.caching import book_tag
-from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut, Stone
+from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut
 from obook.book.keys import BookGameError, replay, require_keys
-from obook.book.library import parse_book_moves
-from obook.book.lookup import book_lookup, minimax_lookup
+from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import MINIMAX
 from obook.errors import ObookError
-from obook.go.board import PASS
-from obook.go.symmetry import untransform_point
-from obook.go.vertex import format_vertex, split_moves
-from obook.go.position import Position
+from obook.go.vertex import split_moves
 from obook.store import reporting as r
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import GameRow, get_game, list_games
-from obook.store.reporting import StatsReader
+from obook.store.reporting import AsyncStatsReader, StatsReader
 from obook.store.stats import Rows
 
 log = logging.getLogger(__name__)
@@ -138,47 +135,6 @@ def normalise_moves(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple("pass" if w.lower() == "pass" else w.upper() for w in words)
 
 
-@dataclass(frozen=True)
-class ReplayedPosition:
-    """What a lookup needs of the position after some moves, without its board: a board carries
-    its superko history (40 kB on 9x9), this well under 1 kB, so thousands can be kept. Positions
-    never change, so these are kept (LRU) without expiry. It has the few methods of ``Position``
-    that ``book_lookup`` and the views call.
-
-    Its fields are ints, strings and tuples of them, which Python's garbage collector stops
-    tracking: a full cache adds one tracked object per position, not hundreds, and the collector's
-    pauses (the service's worst latencies) do not grow with the cache."""
-
-    size: int
-    moves: tuple[tuple[int, int], ...]  # (color, point), as Position.moves
-    to_move: int
-    key: int  # canonical key
-    symmetry: int  # the symmetry taking this position to its canonical orientation
-    legal: int  # bit p set: point p is legal for the side to move
-    stones: tuple[tuple[str, str, int], ...]  # (vertex, color, move number)
-
-    @classmethod
-    def of(cls, position: Position) -> "ReplayedPosition":
-        key, symmetry = position.canonical()
-        legal = 0
-        for point in position.legal_moves():
-            legal |= 1 << point
-        return cls(position.size, tuple(position.moves), position.to_move, key, symmetry, legal,
-                   tuple((s.vertex, s.color, s.move) for s in views.stones(position)))
-
-    def canonical(self) -> tuple[int, int]:
-        return self.key, self.symmetry
-
-    def is_legal(self, point: int) -> bool:
-        return point == PASS or bool(self.legal >> point & 1)
-
-    def from_canonical(self, point: int, symmetry: int) -> int:
-        return untransform_point(point, symmetry, self.size)
-
-    def vertex(self, point: int) -> str:
-        return format_vertex(point, self.size)
-
-
 @dataclass
 class BookVersion:
     """When the answers about a book were last known fresh: ``generation`` changes whenever the
@@ -216,10 +172,13 @@ class BookService:
         self.answers = TtlCache(cache_size, cache_seconds, share, answer_cost)
         self.stats = TtlCache(cache_size, cache_seconds, share, rows_cost)
         self.positions = TtlCache(cache_size, math.inf, share, position_cost)
-        self.books = TtlCache(256, min(cache_seconds, 5.0))
+        # a book's settings row: without the answer cache (OBOOK_API_CACHE_SECONDS=0) still kept for
+        # fresh_seconds, or every lookup would read it again (a transaction, a third of an uncached lookup)
+        self.books = TtlCache(256, min(cache_seconds, 5.0) if cache_seconds > 0 else fresh_seconds)
         self.versions: dict[str, BookVersion] = {}
         self._generations = itertools.count(1)  # unique across books and their re-creations
         self.reader = StatsReader(store, pool_size=self.threads)
+        self.async_reader = None if store.is_sqlite else AsyncStatsReader(store, pool_size=max(2, self.threads // 2))
         self._limiter: anyio.CapacityLimiter | None = None
         self.heavy_threads = max(1, self.threads // 4)
         self._heavy: anyio.CapacityLimiter | None = None
@@ -254,9 +213,8 @@ class BookService:
 
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
-        position = Position(size=9)
-        position.play("E5")
-        ReplayedPosition.of(position)
+        replay_moves(9, False, ("E5", "C3"))
+        replay_moves(9, True, ("E5", "C3"))
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
@@ -358,14 +316,49 @@ class BookService:
 
     async def lookup_body(self, book: str, moves: str, min_games: int) -> tuple[bytes, str]:
         """The lookup answer as JSON bytes and its ETag, from the cache when it can."""
-        spelled = split_query_moves(moves)
+        return await self.lookup_answer(book, split_query_moves(moves), min_games)
+
+    async def lookup_answer(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[bytes, str]:
+        """``lookup_body`` of moves already split (``split_query_moves``)."""
         words = normalise_moves(spelled)
         hit = self.cached_answer(book, words, min_games)
         if hit is not None:
             return hit
-        generation, tag, body = await self.run(self._lookup_body, book, spelled, min_games)
+        answered = await self._lookup_on_loop(book, spelled, min_games)
+        if answered is None:
+            answered = await self.run(self._lookup_body, book, spelled, min_games)
+        generation, tag, body = answered
         self.answers.put((book, words, min_games), (generation, body, tag))
         return body, tag
+
+    async def _lookup_on_loop(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes] | None:
+        """A statistical book's lookup on the event loop, when everything but its statistics is in
+        memory (the book's row, a generation checked less than ``fresh_seconds`` ago): a compiled
+        replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` on the
+        loop's own connections (``AsyncStatsReader``). Handing that to a thread and back would cost
+        more than the work (issue 20, item 9). ``None``: the threads answer (``_lookup_body``: on
+        SQLite, for a minimax book, or to read the book or check its generation)."""
+        if self.async_reader is None:
+            return None
+        info = self.books.get(book)
+        version = self.versions.get(book)
+        if (info is None or info.algorithm == MINIMAX or version is None or version.book_id != info.id
+                or time.monotonic() - version.checked >= self.fresh_seconds):
+            return None
+        require_keys(info, "look positions up in it")
+        generation, tag = version.generation, version.tag
+        replayed = self.replayed(info, spelled)
+        key, _ = replayed.canonical()
+        hit = self.stats.get((info.id, key))
+        if hit is not None and hit[0] == generation:
+            rows = hit[1]
+        else:
+            rows = tuple(await self.async_reader.position_stats(info.id, key))
+            self.stats.put((info.id, key), (generation, rows))
+        found = book_lookup(info, replayed, lambda _key: rows, min_games)
+        # dicts: validated with the answer in one call, half the time of a Stone each (16 stones: 30 against 58 us)
+        board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
+        return generation, tag, views.lookup_out(found, board).model_dump_json(exclude_unset=True).encode()
 
     def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes]:
         info = self.keyed_book(book, "look positions up in it")
@@ -384,7 +377,7 @@ class BookService:
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
         replayed = self.replayed(book, spelled)
-        board = [Stone(vertex=v, color=c, move=m) for v, c, m in replayed.stones]
+        board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
         if book.algorithm == MINIMAX:
             found = minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
             return views.minimax_lookup_out(found, board)
@@ -415,7 +408,7 @@ class BookService:
         cache_key = (book.size, book.superko, normalise_moves(spelled))
         replayed = self.positions.get(cache_key)
         if replayed is None:
-            replayed = ReplayedPosition.of(parse_book_moves(book, list(spelled)))
+            replayed = replay_moves(book.size, book.superko, spelled)
             self.positions.put(cache_key, replayed)
         return replayed
 

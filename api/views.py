@@ -55,11 +55,11 @@ def stones(position: Position) -> list[Stone]:
     return out
 
 
-def lookup_out(found: BookLookup, board: list[Stone] | None = None) -> LookupOut:
+def lookup_out(found: BookLookup, board: list[Stone] | list[dict] | None = None) -> LookupOut:
     return LookupOut(**lookup_document(found), stones=stones(found.position) if board is None else board)
 
 
-def minimax_lookup_out(found, board: list[Stone]) -> LookupOut:
+def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
     """A minimax book's lookup in the service's form: each candidate's minimax value, bounds and
     prior (``winrate`` is the value, ``share`` the prior; no games)."""
     from obook.book.lookup import minimax_document

@@ -11,7 +11,12 @@
 3. Loads it with wrk (Debian's ``wrk``; ``--tool python`` is a slower asyncio fallback) on a mix of
    lookups: every prefix of every synthetic opening, drawn at random, so the root and early
    positions come up most often, as when bots ask along their games.
-4. Prints one JSON line: requests per second, latency percentiles, errors.
+4. Prints one JSON line: requests per second, latency percentiles, errors, and the server's CPU
+   time per request (user + system of the uvicorn process over the measured load: on a machine
+   shared with other work the requests per second follow the CPU the server gets, this does not).
+
+``--server-root DIR`` serves from another checkout (say ``git worktree add /tmp/main main``) with
+this script's load and book, for a paired run of two versions back to back.
 
 The service caches answers (``OBOOK_API_CACHE_SECONDS``, refreshed when the book gets new games):
 by default the load runs after one pass over the distinct lookups, as on a server that has been up
@@ -149,10 +154,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(url: str, port: int, cache: bool) -> subprocess.Popen:
+def start_server(url: str, port: int, cache: bool, root: Path = ROOT) -> subprocess.Popen:
     env = dict(os.environ) if cache else {**os.environ, "OBOOK_API_CACHE_SECONDS": "0"}
+    env["PYTHONPATH"] = str(root)  # the checkout served, before an installed (editable) obook
     server = subprocess.Popen([sys.executable, "-m", "obook.cli", "serve", "--db", url, "--port", str(port),
-                               "--log-level", "warning"], env=env, cwd=ROOT)
+                               "--log-level", "warning"], env=env, cwd=root)
     deadline = time.time() + 120
     while time.time() < deadline:
         try:
@@ -163,6 +169,24 @@ def start_server(url: str, port: int, cache: bool) -> subprocess.Popen:
             time.sleep(0.3)
     server.kill()
     raise SystemExit("the server did not come up")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def runqueue_wait_seconds(pid: int) -> float:
+    """Time the process's threads spent runnable but waiting for a core (Linux schedstat): how
+    much the other work on the machine held the server back."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            pass  # a thread that ended
+    return total / 1e9
 
 
 def run_wrk(port: int, paths: list[str], seconds: float, connections: int, threads: int) -> dict:
@@ -250,6 +274,7 @@ def main() -> None:
     parser.add_argument("--tool", choices=("wrk", "python"), default="wrk" if shutil.which("wrk") else "python")
     parser.add_argument("--no-cache", action="store_true", help="every request goes to the database")
     parser.add_argument("--cold", action="store_true", help="no first pass over the distinct lookups")
+    parser.add_argument("--server-root", type=Path, default=ROOT, help="the checkout to serve (a paired run)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
@@ -264,7 +289,7 @@ def main() -> None:
     store = open_book_store(args.db)
     with store.read() as conn:
         rows = stats_count(conn, get_book(conn, BOOK).id)
-    server = start_server(args.db, port, cache=not args.no_cache)
+    server = start_server(args.db, port, cache=not args.no_cache, root=args.server_root.resolve())
     try:
         def load(seconds: float, connections: int) -> dict:
             if args.tool == "wrk":
@@ -278,8 +303,15 @@ def main() -> None:
         for connections in [int(c) for c in args.connections.split(",")]:
             if args.warmup > 0:
                 load(args.warmup, connections)
+            cpu, waited = cpu_seconds(server.pid), runqueue_wait_seconds(server.pid)
             figures = load(args.seconds, connections)
-            result = {"benchmark": "api_lookup", "tool": args.tool, "connections": connections,
+            requests = max(figures["requests"], 1)
+            figures["server_cpu_ms_per_request"] = 1000 * (cpu_seconds(server.pid) - cpu) / requests
+            figures["server_cpu_cores"] = (cpu_seconds(server.pid) - cpu) / figures["seconds"]
+            figures["server_runqueue_wait_ms_per_request"] = 1000 * (runqueue_wait_seconds(server.pid) - waited) / requests
+            figures["load_average"] = os.getloadavg()[0]
+            result = {"benchmark": "api_lookup", "server": str(args.server_root), "tool": args.tool,
+                      "connections": connections,
                       "cache": not args.no_cache, "warm": not args.cold, "stats_rows": rows,
                       "distinct_lookups": len(set(paths)),
                       **{k: round(v, 3) if isinstance(v, float) else v for k, v in figures.items()}}

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, replay, require_keys
-from obook.book.lookup import BookLookup, book_lookup
+from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, require_keys
+from obook.book.lookup import BookLookup, book_lookup, replay_moves
 from obook.book.rules import ALGORITHMS, BETA, MINIMAX, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
-from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book, lock_book
 from obook.store.db import Store, StoreError, open_store
@@ -136,19 +135,10 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
     return book
 
 
-def parse_book_moves(book: BookInfo, moves: str | list[str]) -> Position:
-    """The position after ``moves`` ("E5,G5", "e5 g5", "pass"), with an error naming a bad move."""
-    words = split_moves(moves) if isinstance(moves, str) else list(moves)
-    try:
-        return replay(book.size, book.komi, book.superko, words)
-    except BookGameError as exc:
-        raise ObookError(f"{exc}") from None
-
-
 def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int = 1):
     """The book's answer after ``moves`` (``obook lookup``): a ``BookLookup``, or for a minimax book
-    a ``MinimaxLookup``."""
-    position = parse_book_moves(book, moves)
+    a ``MinimaxLookup``, about a ``ReplayedPosition`` (the service's compiled replay)."""
+    position = replay_moves(book.size, book.superko, split_moves(moves) if isinstance(moves, str) else list(moves))
     with store.read() as conn:
         if book.algorithm == MINIMAX:
             from obook.book.lookup import minimax_lookup

@@ -10,11 +10,19 @@ store (``obook.store.stats.rows_reader``), a cache of them, the service's pool o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Callable, Protocol, Sequence
+
+import numpy as np
 
 from obook.book.rules import (BETA, BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
                               coevolution_move, usage_move)
-from obook.go.board import BLACK, PASS
+from obook.errors import IllegalMoveError, ObookError
+from obook.go.board import BLACK, PASS, WHITE
+from obook.go.position import _REASONS, COLOR_NAMES
+from obook.go.replay import NO_ERROR, replay
+from obook.go.symmetry import untransform_point
+from obook.go.vertex import COLUMNS, format_vertex, parse_vertex, point_of
 from obook.stats import wilson_interval
 from obook.store.books import BookInfo
 from obook.store.stats import ReadRows
@@ -27,6 +35,88 @@ class LookedUpPosition(BoardView, Protocol):
     to_move: int
 
     def canonical(self) -> tuple[int, int]: ...
+
+
+@dataclass(frozen=True)
+class ReplayedPosition:
+    """What a lookup needs of the position after some moves, without its board: a board carries
+    its superko history (40 kB on 9x9), this well under 1 kB, so the service keeps thousands. It
+    has the few methods of ``Position`` that ``book_lookup``, ``minimax_lookup`` and the views call.
+
+    Its fields are ints, strings and tuples of them, which Python's garbage collector stops
+    tracking: a full cache adds one tracked object per position, not hundreds, and the collector's
+    pauses (the service's worst latencies) do not grow with the cache."""
+
+    size: int
+    moves: tuple[tuple[int, int], ...]  # (color, point), as Position.moves
+    to_move: int
+    key: int  # canonical key
+    symmetry: int  # the symmetry taking this position to its canonical orientation
+    legal: int  # bit p set: point p is legal for the side to move
+    stones: tuple[tuple[str, str, int], ...]  # (vertex, color, move number), by move number
+
+    def canonical(self) -> tuple[int, int]:
+        return self.key, self.symmetry
+
+    def is_legal(self, point: int) -> bool:
+        return point == PASS or bool(self.legal >> point & 1)
+
+    def from_canonical(self, point: int, symmetry: int) -> int:
+        return untransform_point(point, symmetry, self.size)
+
+    def vertex(self, point: int) -> str:
+        return format_vertex(point, self.size)
+
+
+@lru_cache(maxsize=None)
+def _vertex_points(size: int) -> dict[str, int]:
+    """Every vertex of the board as written upper-case ("E5", "PASS"), and its point."""
+    points = {f"{COLUMNS[col]}{row + 1}": point_of(col, row, size) for col in range(size) for row in range(size)}
+    points["PASS"] = PASS
+    return points
+
+
+@lru_cache(maxsize=None)
+def _vertex_names(size: int) -> dict[int, str]:
+    return {point: format_vertex(point, size) for point in _vertex_points(size).values()}
+
+
+def replay_moves(size: int, superko: bool, moves: Sequence[str]) -> ReplayedPosition:
+    """The position after ``moves`` (vertices or "pass", alternating from Black) in one compiled
+    replay (``obook.go.replay``): the lookups' path, with no numba call per move nor per point.
+    A bad move raises ``ObookError`` with ``obook.book.keys.replay``'s message: "move 3 (E5):
+    illegal move B E5: the point is occupied"; the first bad move is named, whether the rules
+    or the vertex's spelling reject it."""
+    table = _vertex_points(size)
+    words = list(moves)
+    points = [table.get(word.upper()) for word in words]
+    spelling = None  # (index, message) of the first word that is no vertex of the board
+    if None in points:
+        for index, point in enumerate(points):
+            if point is None:
+                try:
+                    points[index] = parse_vertex(words[index], size)  # "e05", " E5": still a vertex
+                except IllegalMoveError as exc:
+                    spelling = (index, str(exc))
+                    del points[index:]
+                    break
+    found = replay(size, superko, points)
+    if found.error != NO_ERROR:
+        index = found.error
+        color = BLACK if index % 2 == 0 else WHITE
+        raise ObookError(f"move {index + 1} ({words[index]}): illegal move {COLOR_NAMES[color]} "
+                         f"{format_vertex(points[index], size)}: {_REASONS[found.reason]}")
+    if spelling is not None:
+        raise ObookError(f"move {spelling[0] + 1} ({words[spelling[0]]}): {spelling[1]}")
+    names = _vertex_names(size)
+    stones = []
+    for color, name in ((BLACK, "B"), (WHITE, "W")):
+        for point in np.flatnonzero(found.color == color).tolist():
+            stones.append((names[point], name, int(found.placed[point])))
+    stones.sort(key=lambda s: s[2])
+    legal = int.from_bytes(np.packbits(found.legal, bitorder="little").tobytes(), "little")
+    return ReplayedPosition(size, tuple((BLACK if i % 2 == 0 else WHITE, p) for i, p in enumerate(points)),
+                            found.to_move, int(found.keys[-1]), int(found.symmetries[-1]), legal, tuple(stones))
 
 
 @dataclass

@@ -38,6 +38,9 @@ def _rules() -> None:
     for move in ("C3", "pass", "B2", "pass"):
         position.play(move)
     position.legal_moves()
+    from obook.go.replay import replay  # the service's lookups
+
+    replay(5, False, [position.point(v) for v in ("C3", "pass", "B2")], every_prefix=True)
 
 
 def _search(policy: str, algorithm: str) -> None:

@@ -147,6 +147,32 @@ def test_lookup_with_passes_and_out_of_book(client):
     assert client.get("/v1/books/demo/lookup", params={"moves": "E5,PASS"}).json()["moves"] == ["E5", "pass"]
 
 
+def test_uncached_lookups_on_the_event_loop_answer_as_the_threads_do(store_url, book):
+    """Without the answer cache, a lookup of a statistical book on PostgreSQL runs on the event
+    loop (compiled replay, one SELECT on the loop's own connections) once the book's row and
+    generation are known; its answers are byte for byte the threads' (``_lookup_body``), whose
+    path SQLite keeps."""
+    questions = ["", "E5", "E5 G5", "C3", "G7", "E5 G7 C3", "C3 G7 E5", "e5 g5 c5", "E5 G5 pass"]
+    with make_client(store_url, api_fresh_seconds=60) as client:
+        service = client.app.state.service
+        client.get("/v1/books/demo/lookup")  # reads the book and its generation (threads)
+        answers = {}
+        for moves in questions:
+            answer = client.get("/v1/books/demo/lookup", params={"moves": moves})
+            assert answer.status_code == 200
+            answers[moves] = answer.content
+        assert answer.headers["etag"] == client.get("/v1/books/demo/lookup").headers["etag"]
+        if store_url.startswith("postgresql"):
+            assert [pool.count for pool in service.async_reader._pools.values()] == [1]
+        else:
+            assert service.async_reader is None
+        for moves in questions:
+            _, _, body = service._lookup_body("demo", tuple(moves.split()), 1)
+            assert answers[moves] == body
+        bad = client.get("/v1/books/demo/lookup", params={"moves": "E5 E5"})  # the route's 422, from the loop's error
+        assert bad.status_code == 422 and "move 2 (E5)" in bad.json()["detail"]
+
+
 @pytest.mark.parametrize("moves, named, why", [
     ("E5,Z9", "Z9", "invalid vertex"),
     ("E5,E5", "E5", "occupied"),

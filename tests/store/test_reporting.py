@@ -192,3 +192,49 @@ def test_games_the_move_cap_ended_are_counted(store):
         assert r.count_at_move_cap(conn, book.id, cap) == 1  # not the one short, the running one, the seed
         assert r.count_at_move_cap(conn, book.id, cap - 1) == 2
     assert games_at_move_cap(store, book) == 1
+
+
+def test_the_async_stats_reader_reads_what_the_sync_one_does(postgres_url):
+    """The service's event-loop reader (``AsyncStatsReader``): the same rows as the threads' reader,
+    with more concurrent requests than connections (they wait for one), and its connections kept."""
+    import asyncio
+
+    from obook.book.library import open_book_store
+
+    store = open_book_store(postgres_url, create=True)
+    book = new_book(store, "a")
+    key = (1 << 64) - 5
+    with store.write() as conn:
+        add_stats(conn, book.id, {(key, 3): (4, 1, 2), (key, -1): (1, 0, 0), (7, 3): (2, 2, 0)})
+    reader = r.AsyncStatsReader(store, pool_size=2)
+    sync = r.StatsReader(store, pool_size=1)
+
+    async def read_many():
+        keys = [key, 7, 8] * 10
+        found = await asyncio.gather(*(reader.position_stats(book.id, k) for k in keys))
+        pool = reader._pools[asyncio.get_running_loop()]
+        assert pool.count == 2 and len(pool.idle) == 2
+        await reader.close()
+        return keys, found
+
+    try:
+        keys, found = asyncio.run(read_many())
+        for k, rows in zip(keys, found):
+            assert sorted(rows) == sorted(sync.position_stats(book.id, k))
+        assert sorted(found[0]) == [(-1, 1, 0, 0), (3, 4, 1, 2)] and found[2] == []
+    finally:
+        sync.dispose()
+        store.engine.dispose()
+
+
+def test_the_async_stats_reader_names_an_unreachable_server():
+    import asyncio
+
+    reader = r.AsyncStatsReader(Store("postgresql+psycopg://postgres@127.0.0.1:9/nothing"), pool_size=1)
+
+    async def read():
+        with pytest.raises(StoreError, match="cannot reach the database"):
+            await reader.position_stats(1, 5)
+        assert reader._pools[asyncio.get_running_loop()].count == 0  # a failed connection is not counted
+
+    asyncio.run(read())
