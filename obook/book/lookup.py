@@ -208,7 +208,7 @@ class MinimaxCandidate:
 class MinimaxLookup:
     book: BookInfo
     position: LookedUpPosition
-    candidates: list[MinimaxCandidate] = field(default_factory=list)  # best lower bound first
+    candidates: list[MinimaxCandidate] = field(default_factory=list)  # best value first
     own_value: float | None = None  # the best move outside the book (None: position not in the book)
     own_move: str | None = None  # that move
     value: float | None = None  # the position's minimax value, player to move
