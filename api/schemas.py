@@ -73,6 +73,10 @@ class CandidateOut(BaseModel):
     lcb: float | None = Field(default=None, description="minimax book: its lower bound")
     ucb: float | None = Field(default=None, description="minimax book: its upper bound")
     prior: float | None = Field(default=None, description="minimax book: its share of a search's visits")
+    visits: int | None = Field(default=None, description="minimax book: visits of the search behind its value")
+    score_mean: float | None = Field(default=None, description="minimax book: the mean final area score (less "
+                                                               "komi) for its player over playouts after it; "
+                                                               "null: not measured (a book built before it)")
 
 
 USAGE_MOVE = ("the usage rule's choice, to play from the book: the most played move in won games (at least "

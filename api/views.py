@@ -68,7 +68,8 @@ def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
     usage = doc["usage_move"]
     candidates = [CandidateOut(move=c["move"], games=0, wins=0, draws=0, winrate=c["value"], share=c["prior"],
                                usage=c["usage"], coevolution=False, value=c["value"], lcb=c["lcb"], ucb=c["ucb"],
-                               prior=c["prior"]) for c in doc["candidates"]]
+                               prior=c["prior"], visits=c["visits"], score_mean=c["score_mean"])
+                  for c in doc["candidates"]]
     return LookupOut(book=doc["book"], size=doc["size"], moves=doc["moves"], to_move=doc["to_move"],
                      move_number=doc["move_number"], in_book=doc["in_book"], games=0, candidates=candidates,
                      usage_move=usage, coevolution_move=None, stones=board, algorithm=doc["algorithm"],

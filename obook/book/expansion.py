@@ -141,7 +141,8 @@ class Expander:
             root_moves = self.search(job, position, symmetries, set(edges), 0)
             parent = SearchedNode(key, list(job.moves), root_moves, len(edges), min(excluded_prior, 1.0),
                                   self.config.playouts, self.config.to_spec(), move_seed(job.seed, 0), ENGINE_VERSION,
-                                  self.play_policy(job, position, symmetries) if node is None else None)
+                                  self.play_policy(job, position, symmetries) if node is None else None,
+                                  self.score(job, position) if node is None else None)
             best = next((m for m in root_moves if m.move not in edges), None)
         move = child = child_key = None
         if best is not None and best.move != PASS and best.move not in edges:
@@ -155,7 +156,8 @@ class Expander:
                 child = SearchedNode(child_key, [after.vertex(p) for _, p in after.moves],
                                      self.search(job, after, child_symmetries, set(), 1), 0, 0.0,
                                      self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
-                                     ENGINE_VERSION, self.play_policy(job, after, child_symmetries))
+                                     ENGINE_VERSION, self.play_policy(job, after, child_symmetries),
+                                     self.score(job, after))
         with self.store.write() as conn:
             stored_now = commit_expansion(conn, job, self.owner, parent, move, child, child_key, self.constants)
             if stored_now:
@@ -163,6 +165,14 @@ class Expander:
         if not stored_now:
             raise LeaseLost(f"expansion {job.id}: done or taken by another worker")
         return True
+
+    def score(self, job: ExpansionRow, position: Position) -> float:
+        """Black's mean area score less komi over ``score_playouts`` playouts of the book's policy
+        from ``position``: the mean score a lookup shows beside the value (the search keeps none)."""
+        from obook.playout.ownership import black_scores
+
+        scores = black_scores(position, self.constants.score_playouts, self.config.policy, move_seed(job.seed, 20))
+        return float(scores.mean())
 
     def play_policy(self, job: ExpansionRow, position: Position, symmetries: list[int]) -> list[tuple[int, float]] | None:
         """The mean visit shares of ``play_searches`` searches of ``position`` at the play budget

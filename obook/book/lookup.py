@@ -202,6 +202,8 @@ class MinimaxCandidate:
     lcb: float
     ucb: float
     prior: float  # its share of the visits of a search of the position
+    visits: int = 0  # of the search behind the value of the position it leads to
+    score_mean: float | None = None  # the mover's mean final score after it (playouts; None: not measured)
 
 
 @dataclass
@@ -247,7 +249,12 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
         point = position.from_canonical(e.move, symmetry)
         if not position.is_legal(point):
             continue
-        candidate = MinimaxCandidate(point, position.vertex(point), e.value, e.lcb, e.ucb, e.prior)
+        child = children.get(e.child)
+        score = getattr(child, "score_mean", None)
+        if score is not None and position.to_move != BLACK:
+            score = -score
+        candidate = MinimaxCandidate(point, position.vertex(point), e.value, e.lcb, e.ucb, e.prior,
+                                     getattr(child, "visits", 0), score)
         found.candidates.append(candidate)
         if chosen is not None and e.move == chosen.move:
             found.usage = candidate
@@ -267,7 +274,9 @@ def minimax_document(found: MinimaxLookup) -> dict:
         "value": found.value, "lcb": found.lcb, "ucb": found.ucb,
         "own_value": found.own_value, "own_move": found.own_move,
         "candidates": [{"move": c.vertex, "value": round(c.value, 6), "lcb": round(c.lcb, 6), "ucb": round(c.ucb, 6),
-                        "prior": round(c.prior, 6), "usage": found.usage is not None and c.point == found.usage.point}
+                        "prior": round(c.prior, 6), "visits": c.visits,
+                        "score_mean": round(c.score_mean, 3) if c.score_mean is not None else None,
+                        "usage": found.usage is not None and c.point == found.usage.point}
                        for c in found.candidates],
         "usage_move": found.usage.vertex if found.usage is not None else None,
     }

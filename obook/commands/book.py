@@ -317,13 +317,14 @@ def _print_minimax_lookup(found, as_json: bool) -> int:
         return 0
     print(f"  minimax value {100 * found.value:.1f}% [{100 * found.lcb:.1f}, {100 * found.ucb:.1f}]; "
           f"best move outside the book: {found.own_move or 'none'} {100 * found.own_value:.1f}%")
-    print(f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7}")
+    print(f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7} {'visits':>7} {'score':>6}")
     for c in found.candidates:
         mark = "   <- book move" if found.usage is not None and c.point == found.usage.point else ""
         print(f"  {c.vertex:>5} {100 * c.value:>6.1f}% {100 * c.lcb:>6.1f}% {100 * c.ucb:>6.1f}% "
-              f"{100 * c.prior:>6.1f}%{mark}")
+              f"{100 * c.prior:>6.1f}% {c.visits:>7} "
+              f"{format(c.score_mean, '+.1f') if c.score_mean is not None else '-':>6}{mark}")
     if found.usage is None:
-        print("  playing from the book leaves it here (no book move's LCB reaches the best move outside it)")
+        print("  playing from the book leaves it here (the best move outside it is clearly better)")
     return 0
 
 

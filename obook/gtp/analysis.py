@@ -215,25 +215,13 @@ class PlayoutScorer:
         return known
 
     def _measure(self, point: int) -> tuple[float, float]:
-        import numpy as np
-
-        from obook.go.board import BLACK, new_board
-        from obook.playout.ownership import accumulate_ownership
-        from obook.playout.policies import POLICY_NAMES, new_scratch
-        from obook.rng import make_rng
+        from obook.go.board import BLACK
+        from obook.playout.ownership import black_scores
 
         trial = self.position.copy()
         trial.play(point, self.color)
-        work = new_board(trial.size)
-        rng = make_rng(self.seed)
-        scratch = new_scratch(trial.board)
-        owner = np.zeros(trial.board.color.shape[0])
         sign = 1.0 if self.color == BLACK else -1.0
-        scores = np.empty(self.playouts)
-        for k in range(self.playouts):
-            owner[:] = 0.0
-            accumulate_ownership(trial.board, work, POLICY_NAMES[self.policy], rng, trial.komi, scratch, 1, owner)
-            scores[k] = sign * (owner.sum() - trial.komi)
+        scores = sign * black_scores(trial, self.playouts, self.policy, self.seed)
         return float(scores.mean()), float(scores.std())
 
 

@@ -63,6 +63,21 @@ def estimate_ownership(position: Position, playouts: int = 1000, policy: str = "
     return owner / playouts
 
 
+def black_scores(position: Position, playouts: int = 100, policy: str = "atari50", seed: int = 1) -> np.ndarray:
+    """Black's area score less komi at the end of each of ``playouts`` playouts from ``position``
+    (the side to move plays first): what a book node and kata-analyze give as the mean score."""
+    work = new_board(position.size)
+    rng = make_rng(seed)
+    scratch = new_scratch(position.board)
+    owner = np.zeros(position.board.color.shape[0])
+    scores = np.empty(max(playouts, 1))
+    for k in range(scores.shape[0]):
+        owner[:] = 0.0
+        accumulate_ownership(position.board, work, POLICY_NAMES[policy], rng, position.komi, scratch, 1, owner)
+        scores[k] = owner.sum() - position.komi
+    return scores
+
+
 @dataclass
 class StoneStatus:
     """Every string of the board with its status, and the ownership that decided it."""

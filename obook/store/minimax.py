@@ -41,6 +41,15 @@ class StoredNode:
     playouts: int
     spec: str
     engine_version: str
+    score_mean: float | None = None  # Black's mean score less komi (playouts from the position)
+
+
+@dataclass(frozen=True)
+class ChildBounds(Bounds):
+    """A child's stored bounds, with what a lookup shows beside them."""
+
+    visits: int = 0  # behind its own value
+    score_mean: float | None = None  # Black's
 
 
 def _node(row) -> Node:
@@ -81,16 +90,17 @@ def read_node(conn: Connection, book_id: int, key: int) -> StoredNode | None:
     for move, child, prior in conn.execute(select(EDGES.c.move, EDGES.c.child_key, EDGES.c.prior).where(
             EDGES.c.book_id == book_id, EDGES.c.parent_key == to_signed(key))):
         node.edges[move] = (to_unsigned(child), prior)
-    return StoredNode(node, Bounds(row.value, row.lcb, row.ucb), row.playouts, row.spec, row.engine_version)
+    return StoredNode(node, Bounds(row.value, row.lcb, row.ucb), row.playouts, row.spec, row.engine_version,
+                      row.score_mean)
 
 
-def children_bounds(conn: Connection, book_id: int, node: Node) -> dict[int, Bounds]:
+def children_bounds(conn: Connection, book_id: int, node: Node) -> dict[int, ChildBounds]:
     keys = [to_signed(child) for child, _ in node.edges.values()]
     if not keys:
         return {}
-    rows = conn.execute(select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb).where(
-        NODES.c.book_id == book_id, NODES.c.position_key.in_(keys)))
-    return {to_unsigned(k): Bounds(v, lo, hi) for k, v, lo, hi in rows}
+    rows = conn.execute(select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_visits,
+                               NODES.c.score_mean).where(NODES.c.book_id == book_id, NODES.c.position_key.in_(keys)))
+    return {to_unsigned(k): ChildBounds(v, lo, hi, n, score) for k, v, lo, hi, n, score in rows}
 
 
 def node_count(conn: Connection, book_id: int) -> int:
@@ -240,6 +250,7 @@ class SearchedNode:
     seed: int
     engine_version: str
     play_policy: list[tuple[int, float]] | None = None  # None: keep the stored one
+    score_mean: float | None = None  # None: keep the stored one
 
 
 def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool) -> None:
@@ -251,6 +262,8 @@ def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool)
                   best_new=best.move if best else -2)
     if s.play_policy is not None:
         values["play_policy"] = format_play_policy(s.play_policy)
+    if s.score_mean is not None:
+        values["score_mean"] = s.score_mean
     if exists:
         conn.execute(update(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == to_signed(s.key))
                      .values(**values))

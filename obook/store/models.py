@@ -161,6 +161,8 @@ class MinimaxNode(Base):
     searched_edges: Mapped[int] = mapped_column(Integer, default=0)  # edges the search excluded
     # visit shares of searches at the book's play budget, nothing excluded: "move:share ..." (reach expansion)
     play_policy: Mapped[str] = mapped_column(Text, default="")
+    # Black's mean area score less komi over playouts from the position (None: searched before 0010)
+    score_mean: Mapped[float | None] = mapped_column(Float, nullable=True)
     excluded_prior: Mapped[float] = mapped_column(Float, default=0.0)  # their summed priors (edges.prior)
     playouts: Mapped[int] = mapped_column(Integer, default=0)  # of the search
     spec: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the search

@@ -219,6 +219,28 @@ def test_a_reach_book_adds_the_likely_replies_it_schedules(store, compiled_engin
     assert verify_minimax(store, book).clean
 
 
+def test_lookups_show_each_book_moves_visits_and_mean_score(store, compiled_engine):
+    from obook.book.library import lookup
+    from obook.store.minimax import read_node
+
+    book = minimax_book(store, name="scored", expansion="reach", play_playouts=30)
+    expand(store, book, 4)
+    found = lookup(store, book, "")
+    assert found.candidates
+    for c in found.candidates:
+        assert c.visits > 0 and c.score_mean is not None
+    first = found.candidates[0]
+    after = lookup(store, book, first.vertex)  # White to move: the stored score is Black's
+    with store.read() as conn:
+        child = read_node(conn, book.id, after.position.canonical()[0])
+    assert child.score_mean is not None and -5 * 5 <= child.score_mean <= 5 * 5
+    assert first.score_mean == pytest.approx(child.score_mean)  # Black made the move: Black's score
+    for c in after.candidates:  # White's moves: White's score, the stored one turned around
+        with store.read() as conn:
+            grandchild = read_node(conn, book.id, lookup(store, book, f"{first.vertex} {c.vertex}").position.canonical()[0])
+        assert c.score_mean == pytest.approx(-grandchild.score_mean)
+
+
 def test_two_builds_with_the_same_settings_search_alike(store, compiled_engine):
     from obook.store.minimax import load_nodes
 
@@ -459,6 +481,9 @@ def test_the_service_shows_a_minimax_book(store, store_url, compiled_engine):
         assert answer["value"] == pytest.approx(expected.value)
         got = {c["move"]: (c["value"], c["lcb"], c["ucb"]) for c in answer["candidates"]}
         assert got == {c.vertex: (round(c.value, 6), round(c.lcb, 6), round(c.ucb, 6)) for c in expected.candidates}
+        shown = {c["move"]: (c["visits"], c["score_mean"]) for c in answer["candidates"]}
+        assert shown == {c.vertex: (c.visits, round(c.score_mean, 3) if c.score_mean is not None else None)
+                         for c in expected.candidates}
         expand(store, book, 1)  # the answer follows the book as it grows
         again = client.get(f"/v1/books/{book.name}/lookup", params={"moves": ""}).json()
         assert again["value"] == pytest.approx(lookup(store, book, "").value)
