@@ -5,6 +5,7 @@ delivery, a lost lease, a dead worker's expansion taken over, verify and repair,
 from __future__ import annotations
 
 import math
+import re
 import os
 import signal
 import subprocess
@@ -374,6 +375,25 @@ def test_the_book_player_plays_the_book_move_and_leaves_the_book(store, compiled
     for v in ("A1", "E5", "A5"):
         far.play(v)
     assert player.book_result(far) is None  # not in the book: the search plays
+
+
+def test_gtp_analysis_in_a_book_position_shows_the_book_moves_values(store, compiled_engine):
+    from obook.book.library import lookup
+    from obook.book.player import BookPlayer
+    from obook.gtp.engine import GTPEngine
+    from obook.search.config import SearchConfig
+    from obook.search.players import make_player
+
+    book = minimax_book(store, name="analysed", expansion="reach", play_playouts=30)
+    expand(store, book, 5)
+    found = lookup(store, book, "")
+    assert found.usage is not None, "the root has a book move"
+    engine = GTPEngine("playouts=50", player=BookPlayer(make_player(SearchConfig.from_spec("playouts=50")),
+                                                        store.url, book.name))
+    assert engine.handle("boardsize 5").startswith("=") and engine.handle("komi 0.5").startswith("=")
+    info = engine.handle("lz-analyze b 10").split("\n")[1]
+    shown = dict(re.findall(r"info move (\S+) visits \d+ winrate (\d+)", info))
+    assert shown == {c.vertex: str(round(10000 * c.value)) for c in found.candidates}
 
 
 def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_engine):
