@@ -232,6 +232,24 @@ def book_move(node: Node, values: dict[int, Bounds], constants: MinimaxConstants
     return best if best.value >= own_bounds(node, constants).lcb else None
 
 
+def _cheapest_first(nodes: dict[int, Node], root: int, steps) -> None:
+    """Visit every node reachable from ``root`` once, in the order of its least path cost
+    (Dijkstra): ``steps(key, cost)`` visits a node and returns (child, the child's cost through
+    it) for the edges to follow; children not stored are skipped."""
+    least = {root: 0.0}
+    heap = [(0.0, root)]
+    done: set[int] = set()
+    while heap:
+        d, key = heapq.heappop(heap)
+        if key in done:
+            continue
+        done.add(key)
+        for child, cost in steps(key, d):
+            if child in nodes and child not in done and cost < least.get(child, math.inf):
+                least[child] = cost
+                heapq.heappush(heap, (cost, child))
+
+
 def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds],
                     constants: MinimaxConstants = CONSTANTS) -> list[tuple[float, int]]:
     """(cost, key) of every expandable node reachable from ``root``, cheapest first.
@@ -246,15 +264,9 @@ def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds]
     if root not in nodes:
         return []
     c = constants
-    path = {root: 0.0}
-    heap = [(0.0, root)]
-    done: set[int] = set()
     costs = []
-    while heap:
-        d, key = heapq.heappop(heap)
-        if key in done:
-            continue
-        done.add(key)
+
+    def steps(key: int, d: float) -> list[tuple[int, float]]:
         node = nodes[key]
         own = own_bounds(node, c)
         edges = edge_views(node, values)
@@ -263,19 +275,14 @@ def expansion_costs(nodes: dict[int, Node], root: int, values: dict[int, Bounds]
         if best is not None and best.move != PASS and node.depth < c.max_depth:
             gap = max(0.0, best_ucb - own.ucb)
             n = len(node.edges)
-            cost = (d + c.cost_per_move + c.cost_per_ucb_gap * gap
-                    + c.cost_per_moves_expanded * n + c.cost_per_squared_moves_expanded * n * n
-                    - c.cost_per_log_policy * math.log(max(node.prior(best.move), c.min_prior))
-                    - c.bonus_per_error * own_error(node, c))
-            costs.append((cost, key))
-        for e in edges:
-            if e.child not in nodes or e.child in done:
-                continue
-            step = (c.cost_per_move + c.cost_per_ucb_gap * max(0.0, best_ucb - e.ucb)
-                    - c.cost_per_log_policy * math.log(max(e.prior, c.min_prior)))
-            if d + step < path.get(e.child, math.inf):
-                path[e.child] = d + step
-                heapq.heappush(heap, (d + step, e.child))
+            costs.append((d + c.cost_per_move + c.cost_per_ucb_gap * gap
+                          + c.cost_per_moves_expanded * n + c.cost_per_squared_moves_expanded * n * n
+                          - c.cost_per_log_policy * math.log(max(node.prior(best.move), c.min_prior))
+                          - c.bonus_per_error * own_error(node, c), key))
+        return [(e.child, d + c.cost_per_move + c.cost_per_ucb_gap * max(0.0, best_ucb - e.ucb)
+                 - c.cost_per_log_policy * math.log(max(e.prior, c.min_prior))) for e in edges]
+
+    _cheapest_first(nodes, root, steps)
     costs.sort()
     return costs
 
@@ -300,36 +307,27 @@ def reach_candidates(nodes: dict[int, Node], root: int, values: dict[int, Bounds
     c = constants
     best: dict[tuple[int, int], float] = {}
     for colour in (0, 1):  # the book player is Black (to move at even depths) or White
-        reach = {root: 0.0}
-        heap = [(0.0, root)]
-        done: set[int] = set()
-        while heap:
-            d, key = heapq.heappop(heap)
-            if key in done:
-                continue
-            done.add(key)
+
+        def steps(key: int, d: float, colour: int = colour) -> list[tuple[int, float]]:
             node = nodes[key]
             if node.depth >= c.max_depth:
-                continue
+                return []
             if node.depth % 2 == colour:
                 chosen = book_move(node, values, c)
                 if chosen is not None:
-                    steps = [(chosen.child, d)]
-                else:
-                    steps = []
-                    new = node.best_new()
-                    if new is not None and new.move != PASS:
-                        best[(key, new.move)] = min(best.get((key, new.move), math.inf), d)
-            else:
-                steps = []
-                for move, share in node.likely_moves():
-                    cost = d - math.log(max(share, c.min_prior))
-                    if move in node.edges:
-                        steps.append((node.edges[move][0], cost))
-                    elif move != PASS:
-                        best[(key, move)] = min(best.get((key, move), math.inf), cost)
-            for child, cost in steps:
-                if child in nodes and child not in done and cost < reach.get(child, math.inf):
-                    reach[child] = cost
-                    heapq.heappush(heap, (cost, child))
+                    return [(chosen.child, d)]
+                new = node.best_new()
+                if new is not None and new.move != PASS:
+                    best[(key, new.move)] = min(best.get((key, new.move), math.inf), d)
+                return []
+            out = []
+            for move, share in node.likely_moves():
+                cost = d - math.log(max(share, c.min_prior))
+                if move in node.edges:
+                    out.append((node.edges[move][0], cost))
+                elif move != PASS:
+                    best[(key, move)] = min(best.get((key, move), math.inf), cost)
+            return out
+
+        _cheapest_first(nodes, root, steps)
     return sorted((cost, key, move) for (key, move), cost in best.items())

@@ -18,10 +18,9 @@ import threading
 
 import numpy as np
 
-from obook.go.board import (BLACK, EMPTY, KO_POINT, LEGAL, NO_POINT, PASS, TO_MOVE, WHITE, WIDTH, Board,
-                            clear_board, new_board, play, simple_legality, superko_legality)
-from obook.go.symmetry import N_SYMMETRIES, symmetry_maps
-from obook.go.zobrist import STONE_KEYS, WHITE_TO_MOVE_KEY
+from obook.go.board import (EMPTY, LEGAL, PASS, TO_MOVE, Board, clear_board, new_board, play, simple_legality,
+                            superko_legality)
+from obook.go.symmetry import N_SYMMETRIES, canonical_from_keys, symmetric_keys, symmetry_maps
 from obook.jit import hot
 
 NO_ERROR = -1  # ``replay_points``' answer when every move was legal
@@ -31,25 +30,8 @@ NO_ERROR = -1  # ``replay_points``' answer when every move was legal
 def _canonical(b, maps, scratch):
     """(smallest of the 8 symmetric keys, the smallest symmetry giving it): ``symmetric_keys``
     followed by ``canonical_from_keys``, in ``scratch`` (uint64[8])."""
-    w = b.scalars[WIDTH]
-    for s in range(8):
-        scratch[s] = np.uint64(0)
-    for p in range(w * w):
-        c = b.color[p]
-        if c == BLACK or c == WHITE:
-            for s in range(8):
-                scratch[s] ^= STONE_KEYS[c, maps[s, p]]
-    ko = b.scalars[KO_POINT]
-    for s in range(8):
-        if b.scalars[TO_MOVE] == WHITE:
-            scratch[s] ^= WHITE_TO_MOVE_KEY
-        if ko != NO_POINT:
-            scratch[s] ^= STONE_KEYS[0, maps[s, ko]]
-    best = 0
-    for s in range(1, 8):
-        if scratch[s] < scratch[best]:
-            best = s
-    return scratch[best], best
+    symmetric_keys(b, maps, scratch)
+    return canonical_from_keys(scratch)
 
 
 @hot

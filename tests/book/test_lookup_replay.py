@@ -4,7 +4,6 @@ the same error as ``obook.book.keys.replay`` (the service answers it as a 422)."
 
 from __future__ import annotations
 
-import random
 
 import numpy as np
 import pytest
@@ -13,19 +12,12 @@ from obook.book.keys import BookGameError, canonical_view, replay
 from obook.book.lookup import replay_moves
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS
-from obook.go.position import Position
+from obook.go.vertex import format_vertex
+from tests.go.test_replay import random_game
 
 
 def random_vertices(size: int, superko: bool, moves: int, seed: int) -> list[str]:
-    rng = random.Random(seed)
-    position = Position(size=size, superko=superko)
-    words = []
-    for _ in range(moves):
-        legal = position.legal_moves()
-        point = PASS if not legal or rng.random() < 0.05 else rng.choice(legal)
-        position.play(point)
-        words.append(position.vertex(point))
-    return words
+    return [format_vertex(point, size) for point in random_game(size, superko, moves, seed)]
 
 
 @pytest.mark.parametrize("size,superko", [(5, False), (5, True), (9, False), (13, True), (19, False)])
