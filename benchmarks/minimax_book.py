@@ -131,10 +131,10 @@ def main() -> None:
     parser.add_argument("--book", default="mm300")
     parser.add_argument("--search-playouts", type=int, default=30000, help="S: playouts of each book search")
     parser.add_argument("--playouts", type=int, default=300, help="P: playouts a move in the matches")
-    parser.add_argument("--algorithm", choices=("minimax", "mvbm", "mbm"), default="minimax",
+    parser.add_argument("--algorithm", choices=("minimax", "mvbm", "mbm", "beta"), default="minimax",
                         help="the book's algorithm; --checkpoints count expansions (minimax) or self-play games")
     parser.add_argument("--mutation-playouts", type=int, default=None,
-                        help="mvbm/mbm: playouts a move of the self-play mutation player (default: --playouts)")
+                        help="mvbm/mbm/beta: playouts a move of the self-play mutation player (default: --playouts)")
     parser.add_argument("--expansion", choices=("cost", "reach"), default="reach",
                         help="new book: the next node to expand by KataGo's cost or by reach in play")
     parser.add_argument("--play-playouts", type=int, default=0,
@@ -142,6 +142,8 @@ def main() -> None:
     parser.add_argument("--checkpoints", default="250,1000,2000", help="expansions done at each evaluation")
     parser.add_argument("--games", default="200", help="games per checkpoint (one number, or one per checkpoint)")
     parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--depth", type=int, default=20,
+                        help="self-play books: plies that count in the book (0: no cap, as in the seed)")
     parser.add_argument("--workers", type=int, default=2, help="build processes and games played at once")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="only print the table of what is recorded")
@@ -156,7 +158,8 @@ def main() -> None:
                                     expansion=args.expansion, play_playouts=args.play_playouts)
         else:
             settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm, seconds_per_move=0,
-                                    search=f"playouts={args.mutation_playouts or args.playouts}")
+                                    search=f"playouts={args.mutation_playouts or args.playouts}",
+                                    depth=args.depth)
         ensure_book(store, args.book, settings)
         checkpoints = [int(c) for c in args.checkpoints.split(",")]
         games = [int(g) for g in args.games.split(",")]
@@ -164,7 +167,8 @@ def main() -> None:
         for checkpoint, n in zip(checkpoints, games):
             grow(store.url, args.book, checkpoint, args.workers, args.out)
             play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out)
-            print(json.dumps(report(load(args.out))[-1]), flush=True)
+            print(json.dumps([row for row in report(load(args.out))
+                              if row["book"] == args.book and row["expansions"] == checkpoint][0]), flush=True)
     for row in report(load(args.out)):
         low, high = row["ci95"]
         print(f"{row['book']}: {row['expansions']} expansions or games ({row['build_minutes']} min of building, "

@@ -132,44 +132,65 @@ def liberties(position: Position, stones: list[int]) -> set[int]:
 
 
 def seki_strings(position: Position, strings: list[tuple[int, list[int]]]) -> set[int]:
-    """First stones of strings in a simple seki: two opposing strings of exactly two liberties
-    each, sharing at least one, where every liberty of each is either shared or an eye of its own
-    colour, and neither side can fill a shared liberty without putting itself in atari (filling it
-    joins the filler's strings around it: if they have another liberty, the fill is safe and the
-    other string dies, so it is no seki)."""
-    info = [(color, stones, liberties(position, stones)) for color, stones in strings]
+    """First stones of the strings in seki, of two strings or more.
+
+    A string can be in seki when it has at least two liberties, each either shared (an empty point
+    touching both colours) or an eye of its own (every neighbour the string itself or the edge: an
+    "eye" it shares with another string of its colour lets it join that string and live).
+    A shared liberty holds the seki when neither colour can fill it: the filler's strings around it
+    join and keep one liberty at most, and the fill captures nothing (the other side then captures
+    the filler). Strings whose shared liberties all hold, and all of whose opposing neighbours
+    across those liberties are in seki too, are in seki: a simple seki of two strings, and larger
+    ones such as an eyeless string between two one-eyed strings of the other colour, which a pair
+    test misses. A shared liberty the filler joins to a stronger string is no seki point (the other
+    string then dies)."""
     board = position.board
     w = position.size + 2
+    libs = [liberties(position, stones) for _, stones in strings]
+    string_of = {p: index for index, (_, stones) in enumerate(strings) for p in stones}
 
-    def own_eye(point: int, color: int) -> bool:
-        return all(int(board.color[q]) in (color, 3) for q in (point - w, point - 1, point + 1, point + w))
+    def around(point: int) -> tuple[int, ...]:
+        return (point - w, point - 1, point + 1, point + w)
 
-    string_of = {p: index for index, (_, stones, _) in enumerate(info) for p in stones}
+    def neighbours_of(point: int) -> set[int]:
+        return {string_of[q] for q in around(point) if q in string_of}
 
-    def safe_fill(point: int, color: int) -> bool:
-        """``color`` at ``point`` keeps more than one liberty: its strings there join and survive."""
-        libs = {q for q in (point - w, point - 1, point + 1, point + w) if int(board.color[q]) == EMPTY}
-        for q in (point - w, point - 1, point + 1, point + w):
-            if int(board.color[q]) == color:
-                libs |= info[string_of[q]][2]
-        return len(libs - {point}) > 1
+    def shared(point: int) -> bool:
+        return {int(board.color[q]) for q in around(point)} >= {BLACK, WHITE}
 
-    found: set[int] = set()
-    for i, (c1, s1, l1) in enumerate(info):
-        if len(l1) != 2:
-            continue
-        for c2, s2, l2 in info[i + 1:]:
-            if c2 == c1 or len(l2) != 2:
+    def own_eye(point: int, index: int) -> bool:
+        """Every neighbour of ``point`` is the edge or the string ``index`` itself: an eye the
+        string cannot use to join another string (which would save it)."""
+        return all(int(board.color[q]) == 3 or string_of.get(q) == index for q in around(point))
+
+    def fillable(point: int) -> bool:
+        """Either colour fills ``point`` and keeps two liberties, or captures by filling it."""
+        for color in (BLACK, WHITE):
+            joined = {i for i in neighbours_of(point) if strings[i][0] == color}
+            if not joined:
                 continue
-            shared = l1 & l2
-            if not shared:
-                continue
-            if any(safe_fill(q, c) for q in shared for c in (c1, c2)):
-                continue  # a side fills the shared liberty by joining a stronger string: no seki
-            if all(q in shared or own_eye(q, c1) for q in l1) and all(q in shared or own_eye(q, c2) for q in l2):
-                found.add(s1[0])
-                found.add(s2[0])
-    return found
+            after = {q for q in around(point) if int(board.color[q]) == EMPTY}
+            for i in joined:
+                after |= libs[i]
+            if len(after - {point}) > 1:
+                return True
+            if any(strings[i][0] != color and libs[i] == {point} for i in neighbours_of(point)):
+                return True
+        return False
+
+    candidates = set()
+    for index in range(len(strings)):
+        mine = libs[index]
+        if len(mine) >= 2 and any(shared(q) for q in mine) and all(shared(q) or own_eye(q, index) for q in mine):
+            if not any(fillable(q) for q in mine if shared(q)):
+                candidates.add(index)
+    while True:
+        keep = {i for i in candidates
+                if all(neighbours_of(q) <= candidates for q in libs[i] if shared(q))}
+        if keep == candidates:
+            break
+        candidates = keep
+    return {strings[i][1][0] for i in candidates}
 
 
 def final_area(position: Position, dead: set[int]) -> tuple[int, int]:

@@ -54,6 +54,32 @@ FALSE_SEKI = """
     """
 
 
+# A seki of three strings: Black's eyeless D1-D2 between White's one-eyed A2-D3 (eye A1) and
+# E2-G2 (eye G1); whoever fills C1 or E1 is captured. A test of pairs misses it: each white string
+# has a liberty that is neither shared with D1-D2's partner nor an eye.
+THREE_STRING_SEKI = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    X X X X X X X
+    X X O O X X X
+    O O O X O O O
+    . O . X . O .
+    """
+
+# No seki, though White's B1-D2 shares its only liberties A1 and C1 with Black's A2 and D1: their
+# other liberties, A3 and E1, touch Black's wall too, so Black connects there and then fills A1 and
+# C1 (GNU Go 3.8: dead B1 B2 C2 D2; a 13x13 game of benchmarks/score_vs_gnugo.py --seed 2 ended so).
+FALSE_SEKI_EYES = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    X X X X X X X
+    . X X X X X X
+    X O O O X X X
+    . O . X . X .
+    """
+
 def vertices(position, stones):
     return sorted(position.vertex(p) for p in stones)
 
@@ -138,6 +164,43 @@ def test_a_simple_seki_is_seki_not_dead():
     assert not status.stones(DEAD)
     assert len(board_strings(position)) == 3
     assert final_area(position, status.dead_points()) == (39, 8)  # E1 and E2 are nobody's
+
+
+def test_a_seki_of_three_strings_is_seki_and_its_eyes_its_owners():
+    position = Position.from_ascii(THREE_STRING_SEKI, to_move="B", komi=0.5)
+    status = stone_status(position, playouts=200, seed=2)
+    seki = sorted(vertices(position, stones) for stones in status.stones(SEKI))
+    assert seki == [["A2", "B1", "B2", "C2", "C3", "D3"], ["D1", "D2"], ["E2", "F1", "F2", "G2"]]
+    assert not status.stones(DEAD)
+    # Black: the wall's 12 stones, the 21 points above it and D1-D2; White: 10 stones and the eyes
+    # A1 and G1; C1 and E1 are nobody's.
+    assert final_area(position, status.dead_points()) == (35, 12)
+
+
+def test_an_eye_shared_with_a_living_string_saves_nothing_from_seki():
+    position = Position.from_ascii(FALSE_SEKI_EYES, to_move="B", komi=0.5)
+    status = stone_status(position, playouts=400, seed=2)
+    assert not status.stones(SEKI)
+    assert vertices(position, status.dead_points()) == ["B1", "B2", "C2", "D2"]
+
+
+@pytest.mark.gnugo
+def test_gnu_go_agrees_on_the_three_string_seki_and_the_false_one(gnugo_path):
+    from obook.gtp.client import GTPClient
+
+    for diagram in (THREE_STRING_SEKI, FALSE_SEKI_EYES):
+        position = Position.from_ascii(diagram, to_move="B", komi=0.5)
+        status = stone_status(position, playouts=400, seed=2)
+        with GTPClient([gnugo_path, "--mode", "gtp", "--chinese-rules", "--level", "0"]) as gnugo:
+            gnugo.send(f"boardsize {position.size}")
+            gnugo.send("clear_board")
+            for color, name in ((BLACK, "black"), (WHITE, "white")):
+                for p in position.stones(color):
+                    gnugo.send(f"play {name} {position.vertex(p)}")
+            seki = sorted(gnugo.send("final_status_list seki").split())
+            dead = sorted(gnugo.send("final_status_list dead").split())
+        assert seki == sorted(position.vertex(p) for stones in status.stones(SEKI) for p in stones)
+        assert dead == vertices(position, status.dead_points())
 
 
 def test_shared_liberties_that_one_side_fills_safely_are_no_seki():
