@@ -217,6 +217,14 @@ class BookService:
         replay_moves(9, False, ("E5", "C3"))
         replay_moves(9, True, ("E5", "C3"))
 
+    async def close(self) -> None:
+        """Close the connections the service opened itself (the app's shutdown, ``api.app``): the
+        event loop's (``AsyncStatsReader``, which only the loop that made them can close) and the
+        statistics readers' pool."""
+        if self.async_reader is not None:
+            await self.async_reader.close()
+        self.reader.dispose()
+
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
         for version in list(self.versions.values()):

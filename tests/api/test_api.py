@@ -645,3 +645,23 @@ def test_candidates_show_the_movers_mean_final_score(store_url, store):
         root = {c["move"]: c for c in client.get("/v1/books/scored/lookup").json()["candidates"]}
         assert root["E5"]["score_mean"] == pytest.approx(0.5)
 
+
+def test_shutdown_closes_the_event_loops_connections(postgres_url):
+    """The service's own connections are closed when the app shuts down (FastAPI's lifespan): the
+    event loop's (AsyncStatsReader) and the statistics readers' pool."""
+    from obook.book.library import open_book_store
+    from obook.store.migrate import upgrade
+
+    upgrade(postgres_url)
+    store = open_book_store(postgres_url)
+    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
+    add_game(store, book, "E5 G5", "B")
+    with make_client(postgres_url, api_fresh_seconds=60) as client:
+        service = client.app.state.service
+        client.get("/v1/books/demo/lookup")  # the threads read the book
+        assert client.get("/v1/books/demo/lookup", params={"moves": "E5"}).status_code == 200  # on the loop
+        (pool,) = service.async_reader._pools.values()
+        connections = list(pool.idle)
+        assert connections and not any(c.closed for c in connections)
+    assert all(c.closed for c in connections)
+    assert not service.async_reader._pools
