@@ -15,6 +15,18 @@ from obook.store.migrate import head_revision, upgrade
 from obook.store.urls import normalise_url
 
 
+def upgraded(engine, url: str, caplog, name: str):
+    """Upgrade the store the test filled at an older revision to the head, with the migration's
+    warnings in ``caplog``: (the store, the book ``name``)."""
+    engine.dispose()
+    forget_stores()
+    with caplog.at_level(logging.WARNING):
+        upgrade(url)
+    store = open_book_store(url)
+    with store.read() as conn:
+        return store, get_book(conn, name)
+
+
 def test_0005_adds_draws_and_names_the_books_to_recount(empty_store_url, caplog):
     upgrade(empty_store_url, "0004")
     engine = create_engine(normalise_url(empty_store_url))
@@ -34,15 +46,9 @@ def test_0005_adds_draws_and_names_the_books_to_recount(empty_store_url, caplog)
             conn.execute(text("INSERT INTO book_stats (book_id, position_key, move, games, wins) "
                               "VALUES (1, :key, :move, :games, :wins)"),
                          {"key": to_signed(key), "move": move, "games": g + 1, "wins": w})
-    engine.dispose()
-    forget_stores()
-    with caplog.at_level(logging.WARNING):
-        upgrade(empty_store_url)
+    store, book = upgraded(engine, empty_store_url, caplog, "seven")
     assert "book 'seven' has 1 drawn games" in caplog.text and "--repair" in caplog.text
-    store = open_book_store(empty_store_url)
     assert store.revision() == head_revision()
-    with store.read() as conn:
-        book = get_book(conn, "seven")
     before = verify(store, book)
     assert len(before.missing) == 2 and {v for _, _, v in before.missing} == {(2, 1, 1), (2, 0, 1)}
     verify(store, book, repair=True)
@@ -68,14 +74,8 @@ def test_0011_adds_scores_and_names_the_books_to_recount(empty_store_url, caplog
             conn.execute(text("INSERT INTO book_stats (book_id, position_key, move, games, wins, draws) "
                               "VALUES (1, :key, :move, :games, :wins, :draws)"),
                          {"key": to_signed(key), "move": move, "games": g, "wins": w, "draws": d})
-    engine.dispose()
-    forget_stores()
-    with caplog.at_level(logging.WARNING):
-        upgrade(empty_store_url)
+    store, book = upgraded(engine, empty_store_url, caplog, "scored")
     assert "book 'scored' has 1 finished games with a final score" in caplog.text and "--repair" in caplog.text
-    store = open_book_store(empty_store_url)
-    with store.read() as conn:
-        book = get_book(conn, "scored")
     before = verify(store, book)
     assert not before.missing and not before.extra
     assert sorted((counted, stored) for _, _, counted, stored in before.scores) == [((1, -4.5), (0, 0.0)),
