@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI, Request
@@ -42,6 +43,7 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
     settings = settings or default_settings()
     store = open_store(database_url or settings.database_url, check=False)
     app = FastAPI(
+        lifespan=_lifespan,
         title="obook",
         version=__version__,
         description="Opening books for Go built by Monte-Carlo self-play (MBM/MVBM): look positions up, "
@@ -62,6 +64,13 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
     _add_error_answers(app)
     _add_pages(app)
     return app
+
+
+@asynccontextmanager
+async def _lifespan(app: FastAPI):
+    """At shutdown, close the service's own connections on the loop that made them."""
+    yield
+    await app.state.service.close()
 
 
 def _add_error_answers(app: FastAPI) -> None:

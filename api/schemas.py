@@ -74,9 +74,15 @@ class CandidateOut(BaseModel):
     ucb: float | None = Field(default=None, description="minimax book: its upper bound")
     prior: float | None = Field(default=None, description="minimax book: its share of a search's visits")
     visits: int | None = Field(default=None, description="minimax book: visits of the search behind its value")
-    score_mean: float | None = Field(default=None, description="minimax book: the mean final area score (less "
-                                                               "komi) for its player over playouts after it; "
-                                                               "null: not measured (a book built before it)")
+    score_mean: float | None = Field(default=None, description=(
+        "the mean final score (area score less komi) for the player making this move. Statistical books "
+        "(mbm, mvbm, beta): over the games through the move whose final score is known (resigned games and "
+        "seeds without a points result have none); minimax book: over playouts after it. Null: not known"))
+    games_url: str | None = Field(default=None, description=(
+        "statistical books: a page of sample games through this move, the games list with ``through`` set "
+        "to the moves so far and this one (finished games whose record starts with these moves or one of "
+        "their symmetric images; games that reached the position by another move order are not listed). "
+        "Null for a minimax book (it has no games) or a line too long for the games index"))
 
 
 USAGE_MOVE = ("the usage rule's choice, to play from the book: the most played move in won games (at least "
@@ -120,6 +126,8 @@ class MoveOut(BaseModel):
     games: int = Field(description="games with ``move`` here (0 when null)")
     wins: int = Field(description="of them, won by the player making it")
     winrate: float | None = Field(description="(wins + draws / 2) / games of ``move``; null when ``move`` is")
+    games_url: str | None = Field(default=None, description="sample games through ``move``, as each candidate's "
+                                                             "``games_url`` in ``/lookup``")
 
 
 # ---- games -------------------------------------------------------------------------------------
@@ -145,6 +153,8 @@ class GameOut(BaseModel):
 
 
 class GameList(Page):
+    total: int | None = Field(description="games in the list; null with ``through`` (not counted: a page costs "
+                                          "its own rows only)")
     items: list[GameOut]
     after: int | None = Field(None, description="the cursor this page was asked with")
     next_after: int | None = Field(None, description="pass as ``after`` for the next page (null: no more games); "

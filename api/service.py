@@ -28,7 +28,7 @@ import anyio.to_thread
 from api import views
 from api.caching import book_tag
 from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut
-from obook.book.keys import BookGameError, replay, require_keys
+from obook.book.keys import BookGameError, record_images, replay, require_keys
 from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import MINIMAX
 from obook.errors import ObookError
@@ -36,7 +36,8 @@ from obook.go.vertex import split_moves
 from obook.store import reporting as r
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
-from obook.store.games import GameRow, get_game, list_games
+from obook.store.games import RECORD_INDEX_CHARS, GameRow, games_through, get_game, list_games
+from obook.store.models import FINISHED
 from obook.store.reporting import AsyncStatsReader, StatsReader
 from obook.store.stats import Rows
 
@@ -215,6 +216,14 @@ class BookService:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
         replay_moves(9, False, ("E5", "C3"))
         replay_moves(9, True, ("E5", "C3"))
+
+    async def close(self) -> None:
+        """Close the connections the service opened itself (the app's shutdown, ``api.app``): the
+        event loop's (``AsyncStatsReader``, which only the loop that made them can close) and the
+        statistics readers' pool."""
+        if self.async_reader is not None:
+            await self.async_reader.close()
+        self.reader.dispose()
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
@@ -420,7 +429,8 @@ class BookService:
         return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, in_book=found.in_book,
                        move=found.usage_move, usage_move=found.usage_move, coevolution_move=found.coevolution_move,
                        games=chosen.games if chosen else 0, wins=chosen.wins if chosen else 0,
-                       winrate=chosen.winrate if chosen else None), tag
+                       winrate=chosen.winrate if chosen else None,
+                       games_url=chosen.games_url if chosen else None), tag
 
     # ---- books, games, progress ----------------------------------------------------------------
 
@@ -458,15 +468,45 @@ class BookService:
                            game_comment=f"game {game.id} of book {book.name!r} ({game.status}, {game.source}); "
                                         f"move origins: {game.origins or '-'} (b book, m mutation, s seed)"), game.status
 
-    def games(self, book: str, status: str | None, limit: int, offset: int, after: int | None = None) -> GameList:
-        """A page of games: by last change (``offset``), or by id after the cursor ``after`` (0: the first page)."""
+    def games(self, book: str, status: str | None, limit: int, offset: int, after: int | None = None,
+              through: str | None = None) -> GameList:
+        """A page of games: by last change (``offset``), by id after the cursor ``after`` (0: the
+        first page), or with ``through`` the finished games through a line (``games_through``)."""
         info = self.book(book)
+        if through is not None:
+            return self._games_through(info, through, status, limit, offset, after or 0)
         with self.store.read() as conn:
             total = r.count_games(conn, info.id, status)
             rows = list_games(conn, info.id, status=status, limit=limit, offset=offset,
                               before_id=after)
         next_after = rows[-1].id if after is not None and len(rows) == limit else None
         return GameList(total=total, limit=limit, offset=offset, items=[views.game_out(g, info.name) for g in rows],
+                        after=after, next_after=next_after)
+
+    def _games_through(self, info: BookInfo, through: str, status: str | None, limit: int, offset: int,
+                       after: int) -> GameList:
+        """The finished games whose record starts with the line ``through`` or a symmetric image of
+        it, by record then id, in keyset pages (``after``: the last game of the previous page). Each
+        of the (at most 8) images is one range of ``ix_games_book_record`` read from the cursor, so a
+        page costs at most 8 x ``limit`` index rows however big the book; no total is counted."""
+        if status not in (None, FINISHED):
+            raise ObookError(f"status {status}: through lists finished games only")
+        if offset:
+            raise ObookError("offset: through pages by the after cursor only (next_after of each page)")
+        words = split_query_moves(through)
+        if not words:
+            raise ObookError("through: give at least one move")
+        replayed = self.replayed(info, words)
+        line = [replayed.vertex(p) for _, p in replayed.moves]
+        if len(" ".join(line)) >= RECORD_INDEX_CHARS:
+            raise ObookError(f"through: {len(line)} moves are longer than the games index covers "
+                             f"({RECORD_INDEX_CHARS - 1} characters of moves)")
+        with self.store.read() as conn:
+            rows = games_through(conn, info.id, record_images(info.size, line), limit, after)
+        if rows is None:
+            raise ObookError(f"after: game {after} is not a finished game of book {info.name!r}")
+        next_after = rows[-1].id if len(rows) == limit else None
+        return GameList(total=None, limit=limit, offset=0, items=[views.game_out(g, info.name) for g in rows],
                         after=after, next_after=next_after)
 
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:

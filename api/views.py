@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+from urllib.parse import quote
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from obook.go.position import Position
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
-from obook.store.games import game_counts, GameRow, set_aside_games
+from obook.store.games import RECORD_INDEX_CHARS, game_counts, GameRow, set_aside_games
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
 from obook.store.workers import live_workers
 
@@ -56,7 +57,19 @@ def stones(position: Position) -> list[Stone]:
 
 
 def lookup_out(found: BookLookup, board: list[Stone] | list[dict] | None = None) -> LookupOut:
-    return LookupOut(**lookup_document(found), stones=stones(found.position) if board is None else board)
+    document = lookup_document(found)
+    add_games_urls(document)
+    return LookupOut(**document, stones=stones(found.position) if board is None else board)
+
+
+def add_games_urls(document: dict) -> None:
+    """Give each candidate of a lookup document the games list of the line through it (``through``:
+    the moves so far and the candidate), unless the line is longer than the games index covers."""
+    line = ",".join(document["moves"])
+    base = f"/v1/books/{quote(document['book'], safe='')}/games?through={line}{',' if line else ''}"
+    for candidate in document["candidates"]:
+        fits = len(line) + bool(line) + len(candidate["move"]) < RECORD_INDEX_CHARS
+        candidate["games_url"] = base + candidate["move"] if fits else None
 
 
 def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:

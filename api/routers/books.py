@@ -55,11 +55,20 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
                      status: Annotated[str | None, Query(pattern="^(in_progress|finished|abandoned|set_aside)$")] = None,
                      after: Annotated[int | None, Query(ge=0, le=MAX_GAME_ID, description=(
                          "keyset paging: 0 for the first page, then the previous page's ``next_after``; pages go "
-                         "by id, newest first, so a growing book neither skips nor repeats a game"))] = None,
+                         "by id, newest first (with ``through``: by record), so a growing book neither skips nor "
+                         "repeats a game"))] = None,
+                     through: Annotated[str | None, Query(max_length=4000, description=(
+                         'sample games through a line, "E5,G5": the finished games whose record starts with these '
+                         "moves or with one of their images under the board's 8 symmetries (shown as they were "
+                         "played). Games that reached the same position by another move order (transpositions) "
+                         "are not included, so there may be fewer than the lookup's ``games``. Pages go by record "
+                         "then id with the ``after`` cursor (no ``offset``, no ``total``); each page reads only "
+                         "its own rows of an index. What each lookup candidate's ``games_url`` asks"))] = None,
                      ) -> GameList:
     """The book's games, most recently changed first (``offset`` pages), or by id with the ``after``
-    cursor (``next_after`` of each page); lease owners' names need the admin token."""
-    out = await service.run_heavy(service.games, book, status, limit, offset, after)
+    cursor (``next_after`` of each page), or the sample games through a line (``through``); lease
+    owners' names need the admin token."""
+    out = await service.run_heavy(service.games, book, status, limit, offset, after, through)
     if reveal:
         return out
     key = request.app.state.redact_key

@@ -22,6 +22,9 @@ RULES_VERSION = "area-ko-1"
 ENGINE_VERSION = f"{RULES_VERSION}/{KEY_VERSION}"  # a book's keys are valid only under the same version
 
 Stats = dict[tuple[int, int], tuple[int, int, int]]  # (canonical key, canonical move) -> (games, wins, draws)
+# (canonical key, canonical move) -> (scored games, sum of the mover's final scores): the games of ``Stats``
+# whose final score is known (two passes or the move cap, not a resignation)
+Scores = dict[tuple[int, int], tuple[int, float]]
 
 UNSCORED = "?"  # the outcome of a game whose moves count but whose result does not (see ``game_outcome``)
 DRAW_RESULTS = frozenset({"0", "DRAW", "JIGO"})  # SGF RE values of a drawn game (obook writes "0")
@@ -86,6 +89,18 @@ def canonical_move(position: Position, point: int, symmetries: list[int]) -> int
     return int(min(maps[s, point] for s in symmetries))
 
 
+def record_images(size: int, moves: list[str] | tuple[str, ...]) -> list[str]:
+    """The game records ("E5 G5", as the store writes moves) of ``moves`` (GTP vertices as
+    ``format_vertex`` writes them) under each of the 8 symmetries, without repeats: a game that
+    starts with any of them goes through the position these moves reach (or a symmetric copy)."""
+    from obook.go.symmetry import transform_point
+    from obook.go.vertex import format_vertex, parse_vertex
+
+    points = [parse_vertex(v, size) for v in moves]
+    images = {" ".join(format_vertex(transform_point(p, s, size), size) for p in points) for s in range(N_SYMMETRIES)}
+    return sorted(images)
+
+
 def replay(size: int, komi: float, superko: bool, moves: list[str] | tuple[str, ...]) -> Position:
     """The position after ``moves`` (alternating, Black first), with a clear error for a bad one."""
     position = Position(size=size, komi=komi, superko=superko)
@@ -105,8 +120,19 @@ def opening_statistics(size: int, komi: float, superko: bool, moves: list[str] |
     and a draw for both players (half a win each in the rules); ``UNSCORED`` adds the moves with
     no game at all (rows of 0 games: the book knows the move, no result counts). A position met
     twice in one game counts once."""
+    return opening_record(size, komi, superko, moves, winner, None, depth)[0]
+
+
+def opening_record(size: int, komi: float, superko: bool, moves: list[str] | tuple[str, ...],
+                   winner: str | None, score: float | None, depth: int) -> tuple[Stats, Scores]:
+    """``opening_statistics`` and, when the game's final score is known (``score``: Black's area
+    score less komi; ``None`` for a resignation, a loss on time, an unscored seed), the score each
+    (position, move) adds for the player who made the move: one scored game and ``score`` (Black
+    moved) or ``-score``. Lookups show its mean per move."""
     position = Position(size=size, komi=komi, superko=superko)
     stats: Stats = {}
+    scores: Scores = {}
+    counted = score is not None and winner != UNSCORED
     played = moves if depth <= 0 else moves[:depth]
     for number, vertex in enumerate(played, start=1):
         key, symmetries = canonical_view(position)
@@ -117,10 +143,14 @@ def opening_statistics(size: int, komi: float, superko: bool, moves: list[str] |
             position.play(point)
         except IllegalMoveError as exc:
             raise BookGameError(f"move {number} ({vertex}): {exc}") from None
+        if (key, move) in stats:
+            continue
         if winner == UNSCORED:
-            stats.setdefault((key, move), (0, 0, 0))
+            stats[key, move] = (0, 0, 0)
         elif winner is None:
-            stats.setdefault((key, move), (1, 0, 1))
+            stats[key, move] = (1, 0, 1)
         else:
-            stats.setdefault((key, move), (1, 1 if winner == mover else 0, 0))
-    return stats
+            stats[key, move] = (1, 1 if winner == mover else 0, 0)
+        if counted:
+            scores[key, move] = (1, float(score) if mover == "B" else -float(score))
+    return stats, scores

@@ -3,11 +3,11 @@ reopen a book with checked settings, look a position up, recompute and verify th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.exc import IntegrityError
 
-from obook.book.keys import ENGINE_VERSION, BookGameError, Stats, game_outcome, opening_statistics, require_keys
+from obook.book.keys import ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_keys
 from obook.book.lookup import BookLookup, book_lookup, replay_moves
 from obook.book.rules import ALGORITHMS, BETA, MINIMAX, MVBM, THRESHOLDS
 from obook.errors import ObookError
@@ -17,7 +17,7 @@ from obook.store.books import BookInfo, BookNotFound, create_book, find_book, ge
 from obook.store.db import Store, StoreError, open_store
 from obook.store.faults import kill_point
 from obook.store.games import finished_games
-from obook.store.stats import all_stats, replace_stats, rows_reader
+from obook.store.stats import all_scores, all_stats, replace_stats, rows_reader
 from obook.store.urls import missing_sqlite_file
 
 
@@ -158,10 +158,12 @@ class Verification:
     missing: list[tuple[int, int, tuple[int, int, int]]]  # in the recomputation, not (or not equal) in the store
     extra: list[tuple[int, int, tuple[int, int, int]]]  # in the store only
     bad_games: list[tuple[int, str]]
+    # (key, move, recomputed, stored) (scored games, score sum) that differ
+    scores: list[tuple[int, int, tuple[int, float], tuple[int, float]]] = field(default_factory=list)
 
     @property
     def clean(self) -> bool:
-        return not (self.missing or self.extra or self.bad_games)
+        return not (self.missing or self.extra or self.bad_games or self.scores)
 
 
 @dataclass
@@ -170,31 +172,34 @@ class Recount:
     games: int  # finished games counted
     bad: list[tuple[int, str]]  # finished games that do not replay: (id, why)
     seen: set[int]  # ids of every finished game read (counted or bad)
+    scores: Scores = field(default_factory=dict)
 
 
 def recount(conn, book: BookInfo, skip: set[int] = frozenset()) -> Recount:
     """The statistics as a pure function of the finished games the caller's transaction sees
     (leaving out the ids in ``skip``)."""
     result = Recount({}, 0, [], set())
-    for game_id, moves, winner, result_text in finished_games(conn, book.id):
+    for game_id, moves, winner, result_text, score in finished_games(conn, book.id):
         if game_id in skip:
             continue
         result.seen.add(game_id)
         try:
-            contribution = opening_statistics(book.size, book.komi, book.superko, moves.split(),
-                                              game_outcome(winner, result_text), book.depth)
+            contribution, scores = opening_record(book.size, book.komi, book.superko, moves.split(),
+                                                  game_outcome(winner, result_text), score, book.depth)
         except BookGameError as exc:
             result.bad.append((game_id, str(exc)))
             continue
         result.games += 1
         add_to(result.stats, contribution)
+        add_to(result.scores, scores)
     return result
 
 
-def add_to(stats: Stats, more: Stats) -> None:
-    for k, (g, w, d) in more.items():
-        old = stats.get(k, (0, 0, 0))
-        stats[k] = (old[0] + g, old[1] + w, old[2] + d)
+def add_to(totals: dict, more: dict) -> None:
+    """Add ``more``'s tuples to ``totals``'s, element by element (statistics or scores)."""
+    for k, figures in more.items():
+        old = totals.get(k)
+        totals[k] = figures if old is None else tuple(a + b for a, b in zip(old, figures))
 
 
 def recompute_stats(store: Store, book: BookInfo) -> tuple[Stats, int, list[tuple[int, str]]]:
@@ -213,18 +218,24 @@ def verify(store: Store, book: BookInfo, repair: bool = False) -> Verification:
     with store.snapshot() as conn:
         counted = recount(conn, book)
         stored = all_stats(conn, book.id)
+        stored_scores = all_scores(conn, book.id)
     expected = counted.stats
     missing = [(k, m, v) for (k, m), v in expected.items() if stored.get((k, m)) != v]
     extra = [(k, m, v) for (k, m), v in stored.items() if (k, m) not in expected]
-    if repair and (missing or extra):
+    none = (0, 0.0)
+    scores = [(k, m, counted.scores.get((k, m), none), stored_scores.get((k, m), none))
+              for k, m in sorted(set(counted.scores) | set(stored_scores))
+              if counted.scores.get((k, m), none) != stored_scores.get((k, m), none)]
+    if repair and (missing or extra or scores):
         with store.write() as conn:
             lock_book(conn, book.id)
             late = recount(conn, book, skip=counted.seen)
-            replacement = dict(expected)
+            replacement, replacement_scores = dict(expected), dict(counted.scores)
             add_to(replacement, late.stats)
+            add_to(replacement_scores, late.scores)
             kill_point("repair")
-            replace_stats(conn, book.id, replacement)
-    return Verification(counted.games, len(stored), missing, extra, counted.bad)
+            replace_stats(conn, book.id, replacement, replacement_scores)
+    return Verification(counted.games, len(stored), missing, extra, counted.bad, scores)
 
 
 # ---- verify a minimax book ------------------------------------------------------------------------------

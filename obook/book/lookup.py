@@ -169,7 +169,8 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
         if not brief:
             low, high = wilson_interval(c.points, c.games)
             candidate.update(usage=c.point == usage, coevolution=c.point == chosen,
-                             winrate_ci95=[round(low, 6), round(high, 6)])
+                             winrate_ci95=[round(low, 6), round(high, 6)],
+                             score_mean=round(c.score_mean, 3) if c.score_mean is not None else None)
         candidates.append(candidate)
     document = {
         "book": found.book.name,

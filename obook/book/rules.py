@@ -43,6 +43,7 @@ class Candidate:
     wins: int  # games won by the player making this move
     share: float  # this move's share of the won games (draws as half) of the position
     draws: int = 0  # drawn games (jigo): half a win each
+    score_mean: float | None = None  # the mover's mean final score over its scored games (None: none)
 
     @property
     def points(self) -> float:
@@ -62,19 +63,21 @@ class BoardView(Protocol):
     def vertex(self, point: int) -> str: ...
 
 
-def candidates_from_rows(position: BoardView, symmetry: int,
-                         rows: Sequence[tuple[int, int, int, int]]) -> list[Candidate]:
+def candidates_from_rows(position: BoardView, symmetry: int, rows: Sequence[tuple]) -> list[Candidate]:
     """The legal moves the population has played in this position (or any symmetric or transposed
-    copy of it), most played first, from its statistics rows (canonical move, games, wins, draws)
-    and the symmetry taking the position to its canonical orientation."""
-    total = sum(w + 0.5 * d for _, _, w, d in rows)
+    copy of it), most played first, from its statistics rows (canonical move, games, wins, draws,
+    and optionally scored games and their score sum) and the symmetry taking the position to its
+    canonical orientation."""
+    total = sum(row[2] + 0.5 * row[3] for row in rows)
     candidates = []
-    for move, games, wins, draws in rows:
+    for move, games, wins, draws, *scores in rows:
         point = PASS if move == PASS else position.from_canonical(move, symmetry)
         if point != PASS and not position.is_legal(point):
             continue  # only under superko can a transposition forbid a move the population played
+        score_mean = scores[1] / scores[0] if scores and scores[0] else None
         candidates.append(Candidate(point=point, vertex=position.vertex(point), games=games, wins=wins,
-                                    share=(wins + 0.5 * draws) / total if total else 0.0, draws=draws))
+                                    share=(wins + 0.5 * draws) / total if total else 0.0, draws=draws,
+                                    score_mean=score_mean))
     candidates.sort(key=lambda c: (-c.games, -c.points, c.point))
     return candidates
 

@@ -19,7 +19,7 @@ import os
 import random
 from dataclasses import dataclass
 
-from obook.book.keys import (ENGINE_VERSION, BookGameError, game_outcome, opening_statistics, replay, require_keys,
+from obook.book.keys import (ENGINE_VERSION, BookGameError, game_outcome, opening_record, replay, require_keys,
                              within_depth)
 from obook.book.lookup import book_lookup
 from obook.book.rules import Candidate
@@ -231,9 +231,9 @@ class SelfPlayer:
             self._abandon(game, problem)
             return True
         outcome = outcome or self.outcome(game, position)
-        stats = opening_statistics(self.book.size, self.book.komi, self.book.superko, game.moves,
-                                   game_outcome(outcome.winner, outcome.result), self.book.depth)
-        self.lease.finish(game, outcome.result, outcome.winner, outcome.score, stats)
+        stats, scores = opening_record(self.book.size, self.book.komi, self.book.superko, game.moves,
+                                       game_outcome(outcome.winner, outcome.result), outcome.score, self.book.depth)
+        self.lease.finish(game, outcome.result, outcome.winner, outcome.score, stats, scores)
         if game.n_moves >= max_moves(self.book.size) and position.passes < 2:
             log.warning("game %d reached the move cap (%d moves): scored as it stands, %s", game.id, game.n_moves,
                         outcome.result)

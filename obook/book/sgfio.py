@@ -8,7 +8,7 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from obook.book.keys import UNSCORED, game_outcome, opening_statistics
+from obook.book.keys import UNSCORED, game_outcome, opening_record
 from obook.book.lookup import book_lookup
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
@@ -49,6 +49,21 @@ def classify_result(result: str) -> tuple[str, str | None]:
         except ValueError:
             pass
     return UNKNOWN, None
+
+
+def result_score(result: str) -> float | None:
+    """Black's final score (less komi) that a board result states: "B+3.5" 3.5, "W+2" -2, a draw
+    0; ``None`` for a win by resignation, on time or by forfeit, or no result."""
+    kind, winner = classify_result(result)
+    if kind == DRAW:
+        return 0.0
+    if kind != WIN:
+        return None
+    try:
+        margin = float(result.strip()[2:])
+    except ValueError:
+        return None
+    return margin if winner == "B" else -margin
 
 
 @dataclass
@@ -200,10 +215,11 @@ def seed_book(store: Store, book: BookInfo, paths: list[Path], komi_policy: str 
     with store.write() as conn:
         for file, game in games:
             outcome = game_outcome(game.winner, game.result) if game.scored else UNSCORED
-            stats = opening_statistics(book.size, book.komi, book.superko, game.moves, outcome, book.depth)
+            score = result_score(game.result) if game.scored else None
+            stats, scores = opening_record(book.size, book.komi, book.superko, game.moves, outcome, score, book.depth)
             fingerprint = hashlib.sha256(f"{book.size}|{' '.join(game.moves)}".encode()).hexdigest()
             game_id = insert_finished_game(conn, book.id, game.moves, SEED_ORIGIN * len(game.moves), game.result,
-                                           game.winner, None, SEED, fingerprint, stats)
+                                           game.winner, score, SEED, fingerprint, stats, scores)
             status = "duplicate" if game_id is None else ("added" if game.scored else "unscored")
             report.entries.append(SeedEntry(file, game.path, status, game.why, game_id, game.komi, game.rules))
     return report

@@ -285,15 +285,16 @@ def cmd_lookup(args) -> int:
     if not found.in_book:
         print("  out of book: the population has no game through this position")
         return 0
-    print(f"  {'move':>5} {'games':>7} {'wins':>7} {'draws':>6} {'win rate':>9} {'share of wins':>14}")
+    print(f"  {'move':>5} {'games':>7} {'wins':>7} {'draws':>6} {'win rate':>9} {'share of wins':>14} {'mean score':>11}")
     for c in found.candidates:
         marks = []
         if found.usage is not None and c.point == found.usage.point:
             marks.append("usage rule")
         if found.coevolution is not None and c.point == found.coevolution.point:
             marks.append(f"{book.algorithm.upper()} book move")
+        score = f"{c.score_mean:+.1f}" if c.score_mean is not None else "-"
         print(f"  {c.vertex:>5} {c.games:>7} {c.wins:>7} {c.draws:>6} {100 * c.winrate:>8.1f}% {100 * c.share:>13.1f}%"
-              f"{'   <- ' + ', '.join(marks) if marks else ''}")
+              f" {score:>11}{'   <- ' + ', '.join(marks) if marks else ''}")
     if found.usage is None:
         print("  usage rule: no move has won a game here")
     if book.algorithm == "beta":
@@ -344,10 +345,14 @@ def cmd_verify(args) -> int:
         print(f"  position {key:016x} move {move}: should be games/wins/draws {value[0]}/{value[1]}/{value[2]}")
     for key, move, value in result.extra[:20]:
         print(f"  position {key:016x} move {move}: stored {value[0]}/{value[1]}/{value[2]} but no finished game has it")
+    for key, move, counted, stored in result.scores[:20]:
+        print(f"  position {key:016x} move {move}: should be scored games/score sum {counted[0]}/{counted[1]:g}, "
+              f"stored {stored[0]}/{stored[1]:g}")
     if result.clean:
         print("  statistics match the games")
         return 0
     print(f"  {len(result.missing)} wrong or missing rows, {len(result.extra)} extra rows, "
+          f"{len(result.scores)} rows with wrong scores, "
           f"{len(result.bad_games)} bad games" + ("; repaired" if args.repair else ""))
     return 1
 

@@ -108,6 +108,7 @@ class GTPEngine(GTPProtocol):
             "kata-analyze": lambda args: self.cmd_analyze(args, kata=True),
             "genmove_analyze": self.cmd_genmove_analyze,
             "lz-genmove_analyze": self.cmd_genmove_analyze,
+            "kata-genmove_analyze": lambda args: self.cmd_genmove_analyze(args, kata=True),
             "gogui-analyze_commands": self.cmd_gogui_analyze_commands,
             "gogui-interrupt": lambda args: "",
             "obook-ownership": self.cmd_ownership,
@@ -469,17 +470,7 @@ class GTPEngine(GTPProtocol):
         if position.passes >= 2:
             self._stream(self._finished_line(position, options, kata) + "\n")
             return Streamed("\n")
-        line = None
-        if kata:
-            scorer = PlayoutScorer(position, options.color, policy=self.config.policy)
-            ownership = None
-            if options.ownership:
-                from obook.playout.ownership import estimate_ownership
-
-                ownership = ownership_rows(estimate_ownership(position, self.ownership_playouts, self.config.policy),
-                                           size, options.color)
-            line = lambda result: format_kata_line(result, size, options, scorer, ownership)  # noqa: E731
-        printer = InfoPrinter(options, size, self._stream, line)
+        printer = InfoPrinter(options, size, self._stream, self._kata_line(position, options) if kata else None)
 
         cancel = CancelToken()
 
@@ -515,13 +506,28 @@ class GTPEngine(GTPProtocol):
             ownership = ownership_rows(black, position.size, options.color)
         return finished_line(winrate, score, kata, ownership)
 
-    def cmd_genmove_analyze(self, args: list[str]) -> Streamed:
+    def _kata_line(self, position: Position, options):
+        """``kata-analyze``'s info line for searches of ``position``: scores of playouts after each
+        move, and with ``ownership true`` the ownership of playouts from the position."""
+        size = position.size
+        scorer = PlayoutScorer(position, options.color, policy=self.config.policy)
+        ownership = None
+        if options.ownership:
+            from obook.playout.ownership import estimate_ownership
+
+            ownership = ownership_rows(estimate_ownership(position, self.ownership_playouts, self.config.policy),
+                                       size, options.color)
+        return lambda result: format_kata_line(result, size, options, scorer, ownership)
+
+    def cmd_genmove_analyze(self, args: list[str], kata: bool = False) -> Streamed:
         """``[lz-]genmove_analyze [COLOR] [INTERVAL] ...``: a genmove that streams info lines and
-        ends with ``play VERTEX``."""
-        options = parse_analyze_options(args, self.position.to_move, self.position.size)
+        ends with ``play VERTEX``; ``kata-genmove_analyze`` takes ``kata-analyze``'s options and
+        prints its lines (KataGo's extension)."""
+        options = parse_analyze_options(args, self.position.to_move, self.position.size, kata=kata)
         color = options.color
         self._stream(format_header(self._ident))
-        printer = InfoPrinter(options, self.position.size, self._stream)
+        line = self._kata_line(self._position_for(color), options) if kata else None
+        printer = InfoPrinter(options, self.position.size, self._stream, line)
         result = self._search(color, on_progress=printer.update, progress_interval=options.interval)
         if result is not None:
             printer.update(result, force=True)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, case, func, or_, select, update
+from sqlalchemy import Connection, and_, case, func, literal, literal_column, or_, select, tuple_, update
 
 from obook.store.books import lock_book
 from obook.store.db import as_utc, db_time, synchronous_commit, to_signed
@@ -27,6 +27,19 @@ from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game,
 from obook.store.stats import add_stats
 
 GAMES = Game.__table__
+
+# ``ix_games_book_record`` indexes this many first characters of a finished game's moves (about 50
+# moves on 19x19, 65 on 9x9: a whole record would exceed PostgreSQL's index entry limit); a ``through``
+# line must be shorter, so that it is decided by the index alone
+RECORD_INDEX_CHARS = 200
+
+
+def record_start(dialect: str):
+    """The indexed expression of ``ix_games_book_record``: the first ``RECORD_INDEX_CHARS``
+    characters of the moves, compared byte by byte (collation "C" on PostgreSQL, SQLite's default),
+    so that a line's games are one range of the index."""
+    start = func.substr(GAMES.c.moves, literal_column("1"), literal_column(str(RECORD_INDEX_CHARS)))
+    return start.collate("C") if dialect == "postgresql" else start
 
 
 @dataclass(frozen=True)
@@ -205,8 +218,9 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
 
 def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,
                 score: float | None, stats: dict[tuple[int, int], tuple[int, int, int]],
-                status: str = FINISHED) -> bool:
-    """Close ``game`` (as read, with exactly its moves) and add its statistics, in the caller's
+                status: str = FINISHED, scores: dict[tuple[int, int], tuple[int, float]] | None = None) -> bool:
+    """Close ``game`` (as read, with exactly its moves) and add its statistics (``scores``: its
+    final score per position, ``obook.book.keys.opening_record``), in the caller's
     transaction, which commits synchronously (``synchronous_commit``: a grid worker's moves do not
     wait for the disk, its finishes do). False, with nothing written, when the game was already
     closed or has changed."""
@@ -221,13 +235,14 @@ def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str,
     if done.rowcount != 1:
         return False
     if status == FINISHED:
-        add_stats(conn, game.book_id, stats)
+        add_stats(conn, game.book_id, stats, scores)
     return True
 
 
 def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origins: str, result: str,
                          winner: str | None, score: float | None, source: str, fingerprint: str | None,
-                         stats: dict[tuple[int, int], tuple[int, int, int]]) -> int | None:
+                         stats: dict[tuple[int, int], tuple[int, int, int]],
+                         scores: dict[tuple[int, int], tuple[int, float]] | None = None) -> int | None:
     """A game that arrives finished (a seed): row and statistics together; ``None`` when a game with
     the same fingerprint is already in the book."""
     if fingerprint is not None:
@@ -240,7 +255,7 @@ def insert_finished_game(conn: Connection, book_id: int, moves: list[str], origi
         book_id=book_id, moves=" ".join(moves), n_moves=len(moves), origins=origins, status=FINISHED, result=result,
         winner=winner, score=score, source=source, seed=0, fingerprint=fingerprint, created_at=now, updated_at=now,
         finished_at=now)).inserted_primary_key[0]
-    add_stats(conn, book_id, stats)
+    add_stats(conn, book_id, stats, scores)
     return game_id
 
 
@@ -261,12 +276,45 @@ def list_games(conn: Connection, book_id: int, status: str | None = None, limit:
     return [game_from_row(r) for r in conn.execute(query.order_by(order, GAMES.c.id.desc()).limit(limit).offset(offset))]
 
 
+def games_through(conn: Connection, book_id: int, records: list[str], limit: int,
+                  after: int = 0) -> list[GameRow] | None:
+    """A page of the book's finished games whose moves start with one of ``records`` (move
+    sequences "E5 G5" of one length, each shorter than ``RECORD_INDEX_CHARS``), ordered by their
+    first ``RECORD_INDEX_CHARS`` characters then id, after the game ``after`` (0: from the first).
+
+    Each record is one range of ``ix_games_book_record`` ("E5 G5" up to "E5 G5!": the game "E5 G5"
+    and every "E5 G5 ...", not "E5 G51"), walked in the index's order from the cursor: a page reads
+    at most ``limit`` rows per record, however many games the book has. ``None`` when ``after`` is
+    not a finished game of the book."""
+    start = record_start(conn.dialect.name)
+    cursor = None
+    if after:
+        cursor = conn.execute(select(start, GAMES.c.id).where(
+            GAMES.c.id == after, GAMES.c.book_id == book_id, GAMES.c.status == FINISHED)).first()
+        if cursor is None:
+            return None
+    found: list[GameRow] = []
+    for record in sorted(set(records)):
+        low, high = record, record + "!"  # "!" is the first character after the space between moves
+        if cursor is not None and cursor[0] >= high:
+            continue
+        query = select(GAMES).where(GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, start >= low,
+                                    start < high)
+        if cursor is not None and cursor[0] >= low:
+            query = query.where(tuple_(start, GAMES.c.id) > tuple_(literal(cursor[0]), literal(cursor[1])))
+        rows = conn.execute(query.order_by(start, GAMES.c.id).limit(limit - len(found)))
+        found += [game_from_row(r) for r in rows]
+        if len(found) >= limit:
+            break
+    return found
+
+
 def finished_games(conn: Connection, book_id: int, batch: int = 2000):
-    """(id, moves, winner, result) of every finished game of a book, in id order, fetched in batches
-    (for verify and export)."""
+    """(id, moves, winner, result, score) of every finished game of a book, in id order, fetched in
+    batches (for verify and export)."""
     last = 0
     while True:
-        rows = conn.execute(select(GAMES.c.id, GAMES.c.moves, GAMES.c.winner, GAMES.c.result).where(
+        rows = conn.execute(select(GAMES.c.id, GAMES.c.moves, GAMES.c.winner, GAMES.c.result, GAMES.c.score).where(
             GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.id > last,
         ).order_by(GAMES.c.id).limit(batch)).all()
         if not rows:

@@ -143,11 +143,12 @@ class GameLease:
     # ---- the end --------------------------------------------------------------------------------
 
     def finish(self, game: GameRow, result: str, winner: str | None, score: float | None,
-               stats: dict[tuple[int, int], tuple[int, int, int]]) -> None:
-        """Close ``game`` (as read) and add its statistics, once: ``LeaseLost`` when it was already
-        closed or is no longer ours."""
+               stats: dict[tuple[int, int], tuple[int, int, int]],
+               scores: dict[tuple[int, int], tuple[int, float]] | None = None) -> None:
+        """Close ``game`` (as read) and add its statistics (and ``scores``), once: ``LeaseLost`` when
+        it was already closed or is no longer ours."""
         with self.store.write() as conn:
-            done = finish_game(conn, game, self.owner, result, winner, score, stats)
+            done = finish_game(conn, game, self.owner, result, winner, score, stats, scores=scores)
             self._beat(conn)
             kill_point("before_finish_commit")
         kill_point("after_finish_commit")

@@ -12,7 +12,7 @@
   (``failure``), no longer played nor replaced, and shown by ``obook verify`` and ``/v1/progress``.
 - ``book_stats``: per (book, canonical position key, canonical move): games, wins and draws of the
   player who moved (a draw counts as half a win for both players; a row of 0 games is a move of an
-  unscored seed). A pure function of the finished games (``obook verify`` recomputes it).
+  unscored seed), and how many of those games have a final score with the sum of the mover's scores. A pure function of the finished games (``obook verify`` recomputes it).
 - ``minimax_nodes``, ``minimax_edges``, ``expansions``: a search-valued (``minimax``) book's DAG and its
   units of work; see ``obook.store.minimax``.
 - ``workers``: heartbeats of whoever plays games (local processes or grid workers).
@@ -85,6 +85,8 @@ class Game(Base):
         Index("ix_games_book_status", "book_id", "status"),
         Index("ix_games_book_finished", "book_id", "finished_at"),
         Index("ix_games_book_updated", "book_id", "updated_at", "id"),  # the games list's order (list_games)
+        # ix_games_book_record (book_id, status, the moves' first characters, id): games through a line
+        # (obook.store.games.games_through); an expression index, made by migration 0011
         UniqueConstraint("book_id", "fingerprint", name="uq_games_book_fingerprint"),
     )
 
@@ -120,6 +122,10 @@ class BookStat(Base):
     games: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)  # won by the player who made the move
     draws: Mapped[int] = mapped_column(Integer, default=0)  # drawn (jigo): half a win for each player
+    # of these games, those whose final score is known (not resigned), and the sum of the mover's
+    # final scores (area score less komi, from the mover's side): lookups show their mean
+    scored: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    score_sum: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
 
 
 class Worker(Base):

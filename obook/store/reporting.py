@@ -147,7 +147,8 @@ def book_names(conn: Connection, ids: list[int]) -> dict[int, str]:
 
 
 # The statistics of one position (``obook.store.stats.position_stats``) in psycopg's parameter style.
-POSITION_STATS_SQL = "SELECT move, games, wins, draws FROM book_stats WHERE book_id = %s AND position_key = %s"
+POSITION_STATS_SQL = ("SELECT move, games, wins, draws, scored, score_sum FROM book_stats "
+                      "WHERE book_id = %s AND position_key = %s")
 
 
 class StatsReader:
@@ -169,7 +170,7 @@ class StatsReader:
             self.engine = create_engine(store.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False,
                                         isolation_level="AUTOCOMMIT")
 
-    def position_stats(self, book_id: int, key: int) -> list[tuple[int, int, int, int]]:
+    def position_stats(self, book_id: int, key: int) -> list[tuple]:
         """``obook.store.stats.position_stats``; on PostgreSQL as one fixed SQL string on the pool's
         DBAPI connection: SQLAlchemy's statement building, compiled-cache key and result objects
         cost about three times the query itself (0.5 of 0.7 ms), the largest part of an uncached
@@ -268,7 +269,7 @@ class AsyncStatsReader:
         self.conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPool]" = weakref.WeakKeyDictionary()
 
-    async def position_stats(self, book_id: int, key: int) -> list[tuple[int, int, int, int]]:
+    async def position_stats(self, book_id: int, key: int) -> list[tuple]:
         import psycopg
 
         from obook.store.db import StoreError

@@ -17,6 +17,7 @@ from obook.book.selfplay import max_moves
 from obook.config import Settings
 from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
 from obook.store.games import GAMES as GAMES_TABLE
+from obook.store.stats import STATS as STATS_TABLE
 from obook.store.models import SELFPLAY, utcnow
 from sqlalchemy import func, select, update
 from obook.store.workers import heartbeat
@@ -100,6 +101,8 @@ def test_lookup_is_the_one_serialised_form_the_command_line_gives(client, store,
 
     answer = client.get("/v1/books/demo/lookup", params={"moves": moves}).json()
     found = lookup(store, book, moves)
+    links = [c.pop("games_url") for c in answer["candidates"]]  # the service's links to its games lists
+    assert all(link.startswith("/v1/books/demo/games?through=") for link in links)
     assert {k: v for k, v in answer.items() if k != "stones"} == lookup_document(found)
     brief = lookup_document(found, brief=True)
     assert list(brief) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "coevolution_move"]
@@ -214,7 +217,8 @@ def test_unknown_book_is_404(client):
 def test_move_is_the_usage_rule(client):
     assert client.get("/v1/books/demo/move").json() == {
         "book": "demo", "moves": [], "to_move": "B", "in_book": True, "move": "E5", "usage_move": "E5",
-        "coevolution_move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3)}
+        "coevolution_move": "E5", "games": 3, "wins": 2, "winrate": pytest.approx(2 / 3),
+        "games_url": "/v1/books/demo/games?through=E5"}
     assert client.get("/v1/books/demo/move", params={"moves": "e5"}).json()["move"] in ("G5", "C5", "E3", "E7")
 
 
@@ -223,7 +227,8 @@ def test_move_out_of_book_is_an_ordinary_answer(client, store, book):
     nothing = client.get("/v1/books/demo/move", params={"moves": "A1"})
     assert nothing.status_code == 200
     assert nothing.json() == {"book": "demo", "moves": ["A1"], "to_move": "W", "in_book": False, "move": None,
-                              "usage_move": None, "coevolution_move": None, "games": 0, "wins": 0, "winrate": None}
+                              "usage_move": None, "coevolution_move": None, "games": 0, "wins": 0, "winrate": None,
+                              "games_url": None}
     add_game(store, book, "A1 B1", "B")  # White's answer lost: games but no wins
     no_win = client.get("/v1/books/demo/move", params={"moves": "A1"})
     assert no_win.status_code == 200
@@ -514,3 +519,149 @@ def test_each_candidate_has_a_95_interval_on_its_win_rate(client):
         assert low <= c["winrate"] <= high
     e5 = next(c for c in answer["candidates"] if c["move"] == "E5")
     assert e5["games"] == 3 and e5["winrate_ci95"][0] < 0.5 < e5["winrate_ci95"][1]  # 3 games say little
+
+
+# ---- sample games and mean scores per candidate (issue 20, item 7) ------------------------------------
+
+
+def games_behind(client, url: str, limit: int) -> list[dict]:
+    """Every game a ``games_url`` lists, walked page by page with its ``after`` cursor."""
+    games, after = [], 0
+    while after is not None:
+        page = client.get(f"{url}&limit={limit}&after={after}")
+        assert page.status_code == 200, page.text
+        body = page.json()
+        assert body["total"] is None and len(body["items"]) <= limit
+        games += body["items"]
+        after = body["next_after"]
+    return games
+
+
+def through_by_brute_force(store, book, line: list[str]) -> set[int]:
+    """Finished games whose first moves are ``line`` under one of the 8 symmetries."""
+    from obook.go.symmetry import transform_point
+    from obook.go.vertex import format_vertex, parse_vertex
+
+    images = {tuple(format_vertex(transform_point(parse_vertex(v, 9), s, 9), 9) for v in line) for s in range(8)}
+    with store.read() as conn:
+        rows = list_games(conn, book.id, status="finished", limit=10_000)
+    return {g.id for g in rows if tuple(g.moves[:len(line)]) in images}
+
+
+@pytest.mark.parametrize("moves", ["", "E5", "G7", "E5 G5", "C3 G7 E5", "E5 G7 C3"])
+def test_each_candidate_links_to_the_games_through_it(client, store, book, moves):
+    """Following a candidate's ``games_url`` lists finished games that really pass through the
+    move: replayed, each reaches the position after the moves and the candidate (or a symmetric
+    copy: the same canonical key), and they are exactly the games whose record starts with that
+    line or a symmetric image of it, paged without repeats."""
+    from obook.book.keys import replay
+
+    for extra in ("A1 B1", "E5 G5 C5 D5", "G5 E5"):  # more games, some through no candidate here
+        add_game(store, book, extra, "W")
+    answer = client.get("/v1/books/demo/lookup", params={"moves": moves}).json()
+    assert answer["candidates"]
+    for candidate in answer["candidates"]:
+        line = answer["moves"] + [candidate["move"]]
+        assert candidate["games_url"] == "/v1/books/demo/games?through=" + ",".join(line)
+        key = replay(9, 7.5, False, line).canonical()[0]
+        listed = games_behind(client, candidate["games_url"], limit=1)
+        ids = [g["id"] for g in listed]
+        assert len(ids) == len(set(ids)) == len(games_behind(client, candidate["games_url"], limit=200))
+        for game in listed:
+            assert game["status"] == "finished"
+            assert replay(9, 7.5, False, game["moves"][:len(line)]).canonical()[0] == key
+        assert set(ids) == through_by_brute_force(store, book, line)
+        assert len(ids) <= candidate["games"]  # transpositions are counted in the book, not listed
+    transposed = client.get("/v1/books/demo/lookup", params={"moves": "E5 G7 C3"}).json()["candidates"][0]
+    assert transposed["games"] == 1 and games_behind(client, transposed["games_url"], 10) == []
+    direct = client.get("/v1/books/demo/lookup", params={"moves": "C3 G7 E5"}).json()["candidates"][0]
+    assert [g["moves"] for g in games_behind(client, direct["games_url"], 10)] == [["C3", "G7", "E5", "D5"]]
+
+
+def test_games_through_a_line_refuses_what_it_cannot_bound(client):
+    url = "/v1/books/demo/games"
+    assert client.get(url, params={"through": "E5", "offset": 5}).status_code == 422
+    assert client.get(url, params={"through": "E5", "status": "in_progress"}).status_code == 422
+    assert client.get(url, params={"through": ""}).status_code == 422
+    bad = client.get(url, params={"through": "E5 E5"})
+    assert bad.status_code == 422 and "move 2 (E5)" in bad.json()["detail"]
+    assert client.get(url, params={"through": "E5", "after": 999_999}).status_code == 422
+    long = ",".join([f"{c}{r}" for r in range(1, 10) for c in "ABCDEFGHJ"][:70])  # 209 characters: beyond the index
+    assert "games index" in client.get(url, params={"through": long}).json()["detail"]
+    assert client.get(url, params={"through": "e5,PASS"}).status_code == 200
+
+
+SCORED = [("E5 G5", "B+3.5", "B", 3.5), ("E5 C4", "W+2.5", "W", -2.5), ("E5 G5 C5", "B+R", "B", None)]
+
+
+def add_scored_game(store, book, moves: str, result: str, winner: str, score: float | None) -> int:
+    from obook.book.keys import opening_record
+
+    words = moves.split()
+    stats, scores = opening_record(book.size, book.komi, book.superko, words, winner, score, book.depth)
+    with store.write() as conn:
+        return insert_finished_game(conn, book.id, words, "m" * len(words), result, winner, score, SELFPLAY, None,
+                                    stats, scores)
+
+
+def test_candidates_show_the_movers_mean_final_score(store_url, store):
+    """A statistical book's candidate has the mean final score, for the player making the move,
+    of the games through it whose score is known (a resignation has none); the score is kept
+    with the statistics at each finish (the self-play path too), checked and repaired by verify."""
+    from obook.book.keys import opening_record
+    from obook.book.library import verify
+    from obook.store.games import finish_game
+
+    book = ensure_book(store, "scored", BookSettings(size=9, komi=7.5))
+    for moves, result, winner, score in SCORED:
+        add_scored_game(store, book, moves, result, winner, score)
+    with store.write() as conn:  # a self-play game finished by its player: "C3 D4", W+6.5
+        top_up_games(conn, book.id, len(SCORED) + 1, [5])  # the finished self-play games count
+        game = claim_game(conn, book.id, "me", 60)
+        for vertex in ("C3", "D4"):
+            game = append_move(conn, game, "me", vertex, "m", 60)
+        stats, scores = opening_record(9, 7.5, False, game.moves, "W", -6.5, book.depth)
+        assert finish_game(conn, game, "me", "W+6.5", "W", -6.5, stats, scores=scores)
+    with make_client(store_url) as client:
+        root = {c["move"]: c for c in client.get("/v1/books/scored/lookup").json()["candidates"]}
+        assert root["E5"]["score_mean"] == pytest.approx((3.5 - 2.5) / 2)  # the resigned game has no score
+        assert root["C3"]["score_mean"] == -6.5
+        after = {c["move"]: c for c in client.get("/v1/books/scored/lookup", params={"moves": "E5"}).json()["candidates"]}
+        side = next(c for c in after.values() if c["games"] == 2)  # G5: its two games, one scored
+        corner = next(c for c in after.values() if c["games"] == 1)  # C4 (or an image)
+        assert side["score_mean"] == -3.5 and corner["score_mean"] == 2.5  # White's side of B+3.5 and W+2.5
+        reply = client.get("/v1/books/scored/lookup", params={"moves": "C3"}).json()["candidates"][0]
+        assert reply["score_mean"] == 6.5
+        fields = client.get("/openapi.json").json()["components"]["schemas"]["CandidateOut"]["properties"]
+        assert "Statistical books" in fields["score_mean"]["description"]
+    assert verify(store, book).clean
+    with store.write() as conn:
+        conn.execute(update(STATS_TABLE).where(STATS_TABLE.c.book_id == book.id).values(score_sum=0.0))
+    broken = verify(store, book)
+    assert broken.scores and not broken.missing and not broken.extra and not broken.clean
+    verify(store, book, repair=True)
+    assert verify(store, book).clean
+    with make_client(store_url) as client:
+        root = {c["move"]: c for c in client.get("/v1/books/scored/lookup").json()["candidates"]}
+        assert root["E5"]["score_mean"] == pytest.approx(0.5)
+
+
+def test_shutdown_closes_the_event_loops_connections(postgres_url):
+    """The service's own connections are closed when the app shuts down (FastAPI's lifespan): the
+    event loop's (AsyncStatsReader) and the statistics readers' pool."""
+    from obook.book.library import open_book_store
+    from obook.store.migrate import upgrade
+
+    upgrade(postgres_url)
+    store = open_book_store(postgres_url)
+    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
+    add_game(store, book, "E5 G5", "B")
+    with make_client(postgres_url, api_fresh_seconds=60) as client:
+        service = client.app.state.service
+        client.get("/v1/books/demo/lookup")  # the threads read the book
+        assert client.get("/v1/books/demo/lookup", params={"moves": "E5"}).status_code == 200  # on the loop
+        (pool,) = service.async_reader._pools.values()
+        connections = list(pool.idle)
+        assert connections and not any(c.closed for c in connections)
+    assert all(c.closed for c in connections)
+    assert not service.async_reader._pools

@@ -181,3 +181,46 @@ def test_deep_games_pages_walk_an_index_instead_of_sorting_the_book(postgres_url
         with store.read() as conn:
             page = list_games(conn, book.id, status=status, limit=50, offset=15000)
         assert [g.seed for g in page][:2] in ([15001, 15002], [15307, 15308])  # 15000 newer games before it
+
+
+def test_games_through_a_line_walk_their_index_in_order(store):
+    """``games?through=`` (each lookup candidate's ``games_url``) reads each symmetric image of the
+    line as one range of ``ix_games_book_record`` in its order from the cursor: on a 20,000-game
+    book, whether the line is in every game (E5) or in few, the plans name the index and sort
+    nothing, so a page costs its own rows however big the book."""
+    from sqlalchemy import event
+
+    from obook.book.keys import record_images
+    from obook.book.library import BookSettings, ensure_book
+    from obook.store.games import GAMES, games_through
+
+    book = ensure_book(store, "lines", BookSettings(size=9))
+    points = [f"{c}{r}" for c in "ABCDEFGHJ" for r in range(1, 10) if f"{c}{r}" != "E5"]
+    with store.write() as conn:
+        conn.execute(GAMES.insert(), [
+            {"book_id": book.id, "moves": f"E5 {points[i % 80]} {points[(i // 80) % 80]}", "n_moves": 3,
+             "origins": "mmm", "status": "finished" if i % 50 else "in_progress", "source": "selfplay", "seed": i}
+            for i in range(20_000)])
+        conn.exec_driver_sql("ANALYZE")
+    statements = []
+    capture = lambda _c, _cursor, statement, parameters, _context, _many: statements.append((statement, parameters))  # noqa: E731
+    event.listen(store.engine, "before_cursor_execute", capture)
+    try:
+        with store.read() as conn:
+            for line in (["E5"], ["E5", "C3"]):
+                first = games_through(conn, book.id, record_images(9, line), 50)
+                second = games_through(conn, book.id, record_images(9, line), 50, after=first[-1].id)
+                assert len(first) == 50 and second and first[-1].id not in {g.id for g in second}
+    finally:
+        event.remove(store.engine, "before_cursor_execute", capture)
+    walks = [(s, p) for s, p in statements if "substr" in s and "ORDER BY" in s]
+    assert len(walks) >= 4
+    with store.engine.connect() as conn:
+        for statement, parameters in walks:
+            if store.is_sqlite:
+                rows = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, parameters)
+                plan = " ".join(str(row[-1]) for row in rows)
+                assert "ix_games_book_record" in plan and "TEMP B-TREE" not in plan, plan
+            else:
+                plan = " ".join(row[0] for row in conn.exec_driver_sql("EXPLAIN " + statement, parameters))
+                assert "ix_games_book_record" in plan and "Sort" not in plan, plan

@@ -11,7 +11,7 @@ from sqlalchemy import select, update
 from obook.book.keys import UNSCORED, opening_statistics
 from obook.book.library import BookSettings, ensure_book, lookup, verify
 from obook.book.selfplay import Outcome, SelfPlayer
-from obook.book.sgfio import ACCEPT, MOVES_ONLY, KomiMismatch, classify_result, seed_book
+from obook.book.sgfio import ACCEPT, MOVES_ONLY, KomiMismatch, classify_result, result_score, seed_book
 from obook.errors import ObookError
 from obook.go.position import Position
 from obook.store.games import GAMES, game_counts, insert_finished_game, top_up_games
@@ -171,6 +171,7 @@ def test_moves_only_keeps_the_moves_without_the_result(store, tmp_path):
     assert (entry.komi, entry.rules) == (6.5, "Japanese")
     root = lookup(store, book, "").candidates[0]
     assert (root.games, root.wins) == (1, 1)  # only the game at komi 7.5 counts
+    assert root.score_mean is None  # and it was resigned: no score
     answers = {c.vertex: (c.games, c.wins) for c in lookup(store, book, "E5").candidates}
     assert sorted(answers.values()) == [(0, 0), (1, 0)]  # the unscored answer is known, with no game
     unscored_id = [e.game_id for e in report.entries if e.status == "unscored"][0]
@@ -188,6 +189,7 @@ def test_accept_komi_counts_the_results_as_they_are(store, tmp_path):
     assert len(report.scored) == 2 and "accepted" in report.entries[0].why
     root = lookup(store, book, "").candidates[0]
     assert (root.games, root.wins, root.draws) == (2, 0, 1)
+    assert root.score_mean == (-2.5 + 0) / 2  # Black's scores stated by W+2.5 and the draw
     assert verify(store, book).clean
 
 
@@ -218,3 +220,10 @@ def test_every_game_of_a_collection_is_seeded_and_non_board_results_are_unscored
     assert verify(store, book).clean
     again = seed_book(store, book, [collection])
     assert len(again.duplicates) == 6 and not again.added
+
+
+@pytest.mark.parametrize("result, score", [("B+3.5", 3.5), ("W+2", -2.0), ("w+0.5", -0.5), ("0", 0.0), ("Jigo", 0.0),
+                                           ("B+R", None), ("W+Resign", None), ("B+T", None), ("W+F", None),
+                                           ("Void", None), ("?", None), ("", None), ("B+", None)])
+def test_the_score_a_result_states_for_black(result, score):
+    assert result_score(result) == score

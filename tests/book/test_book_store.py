@@ -8,7 +8,7 @@ import time
 import pytest
 from sgfmill import sgf
 
-from obook.book.keys import opening_statistics
+from obook.book.keys import opening_record, opening_statistics
 from obook.book.library import BookSettings, ensure_book, lookup, open_book_store, verify
 from obook.book.selfplay import SelfPlayer
 from obook.book.sgfio import export_book
@@ -119,12 +119,12 @@ def test_a_game_is_finished_and_counted_once(store):
         game = claim_game(conn, book.id, "me", 60)
         for vertex in ("D4", "C3", "E5"):
             game = append_move(conn, game, "me", vertex, "m", 60)
-    stats = opening_statistics(book.size, book.komi, False, game.moves, "B", book.depth)
+    stats, scores = opening_record(book.size, book.komi, False, game.moves, "B", 3.0, book.depth)
     outcomes = []
 
     def finish():
         with store.write() as conn:
-            outcomes.append(finish_game(conn, game, "me", "B+3", "B", 3.0, stats))
+            outcomes.append(finish_game(conn, game, "me", "B+3", "B", 3.0, stats, scores=scores))
 
     threads = [threading.Thread(target=finish) for _ in range(4)]
     for t in threads:

@@ -87,7 +87,8 @@ def test_administrative_commands(engine):
                  "clear_board", "komi", "play", "genmove", "undo", "showboard", "final_score", "final_status_list",
                  "time_settings", "time_left", "loadsgf", "printsgf", "set_free_handicap", "fixed_handicap",
                  "place_free_handicap", "reg_genmove", "kgs-genmove_cleanup", "analyze", "lz-analyze",
-                 "genmove_analyze", "lz-genmove_analyze", "gogui-analyze_commands", "kata-analyze"):
+                 "genmove_analyze", "lz-genmove_analyze", "gogui-analyze_commands", "kata-analyze",
+                 "kata-genmove_analyze"):
         assert name in commands
     assert ok(engine, "known_command genmove") == "true"
     assert ok(engine, "known_command fly") == "false"
@@ -492,6 +493,34 @@ def test_kata_analyze_lines_as_lizzie_and_sabaki_read_them():
         priors = [int(f["prior"]) for f in entries]
         assert len(entries) == 81 and len(set(priors)) > 1  # the search's priors, not a uniform share
         assert abs(sum(priors) - 10000) <= 81
+    finally:
+        stop(process)
+
+
+def test_kata_genmove_analyze_streams_kata_lines_then_plays_over_the_pipes():
+    """KataGo's ``kata-genmove_analyze`` as a GUI drives it: ``=id``, kata-analyze's info lines
+    (scores, and ownership when asked) while the engine thinks, then ``play MOVE``, which is
+    played on the engine's board (the next genmove is for the other colour's reply)."""
+    process = start_engine(("--config", "algorithm=uct,playouts=3000,seed=7"))
+    try:
+        for command in ("boardsize 9", "komi 7.5", "play b e5"):
+            send_line(process, command)
+            assert read_within(process, 60) == ["="]
+        send_line(process, "7 kata-genmove_analyze w 5 ownership true maxmoves 4")
+        answer = read_within(process, 120)
+        assert answer[0] == "=7" and answer[-1].startswith("play ") and len(answer) >= 3
+        for line in answer[1:-1]:
+            moves, ownership = check_kata_line(line, 9)
+            assert len(moves) <= 4
+            assert ownership[4 * 9 + 4] < -0.5  # White's view: E5 is Black's stone
+        move = answer[-1].split()[1]
+        assert move in moves  # among the last line's best moves
+        send_line(process, "known_command kata-genmove_analyze")
+        assert read_within(process, 5) == ["= true"]
+        send_line(process, f"play w {move}")
+        assert read_within(process, 5)[0].startswith("? ")  # the point is taken: the move was played
+        send_line(process, "8 kata-genmove_analyze b 5 nonsense true")
+        assert read_within(process, 5)[0].startswith("?8 unknown analyze option 'nonsense'")
     finally:
         stop(process)
 

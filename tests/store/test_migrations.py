@@ -15,6 +15,18 @@ from obook.store.migrate import head_revision, upgrade
 from obook.store.urls import normalise_url
 
 
+def upgraded(engine, url: str, caplog, name: str):
+    """Upgrade the store the test filled at an older revision to the head, with the migration's
+    warnings in ``caplog``: (the store, the book ``name``)."""
+    engine.dispose()
+    forget_stores()
+    with caplog.at_level(logging.WARNING):
+        upgrade(url)
+    store = open_book_store(url)
+    with store.read() as conn:
+        return store, get_book(conn, name)
+
+
 def test_0005_adds_draws_and_names_the_books_to_recount(empty_store_url, caplog):
     upgrade(empty_store_url, "0004")
     engine = create_engine(normalise_url(empty_store_url))
@@ -34,16 +46,39 @@ def test_0005_adds_draws_and_names_the_books_to_recount(empty_store_url, caplog)
             conn.execute(text("INSERT INTO book_stats (book_id, position_key, move, games, wins) "
                               "VALUES (1, :key, :move, :games, :wins)"),
                          {"key": to_signed(key), "move": move, "games": g + 1, "wins": w})
-    engine.dispose()
-    forget_stores()
-    with caplog.at_level(logging.WARNING):
-        upgrade(empty_store_url)
+    store, book = upgraded(engine, empty_store_url, caplog, "seven")
     assert "book 'seven' has 1 drawn games" in caplog.text and "--repair" in caplog.text
-    store = open_book_store(empty_store_url)
     assert store.revision() == head_revision()
-    with store.read() as conn:
-        book = get_book(conn, "seven")
     before = verify(store, book)
     assert len(before.missing) == 2 and {v for _, _, v in before.missing} == {(2, 1, 1), (2, 0, 1)}
+    verify(store, book, repair=True)
+    assert verify(store, book).clean
+
+
+def test_0011_adds_scores_and_names_the_books_to_recount(empty_store_url, caplog):
+    """0011 adds each row's scored games and score sum as 0 (they need the games replayed): it
+    names the books with scored games, and ``verify --repair`` recounts them."""
+    upgrade(empty_store_url, "0010")
+    engine = create_engine(normalise_url(empty_store_url))
+    stats = opening_statistics(9, 7.5, False, ["E5", "C5"], "B", 20)
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO books (id, name, size, komi, rules, algorithm, threshold, search, seconds_per_move, depth, "
+            "engine_version, created_at, widening, expansion, play_playouts) VALUES (1, 'scored', 9, 7.5, 'chinese', "
+            "'mvbm', 0.1, '', 0, 20, :version, CURRENT_TIMESTAMP, 0, 'cost', 0)"), {"version": ENGINE_VERSION})
+        conn.execute(text(
+            "INSERT INTO games (id, book_id, moves, n_moves, origins, status, result, winner, score, source, seed, "
+            "created_at, updated_at, searches, failures) VALUES (1, 1, 'E5 C5', 2, 'mm', 'finished', 'B+4.5', 'B', "
+            "4.5, 'selfplay', 0, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 0, 0)"))
+        for (key, move), (g, w, d) in stats.items():
+            conn.execute(text("INSERT INTO book_stats (book_id, position_key, move, games, wins, draws) "
+                              "VALUES (1, :key, :move, :games, :wins, :draws)"),
+                         {"key": to_signed(key), "move": move, "games": g, "wins": w, "draws": d})
+    store, book = upgraded(engine, empty_store_url, caplog, "scored")
+    assert "book 'scored' has 1 finished games with a final score" in caplog.text and "--repair" in caplog.text
+    before = verify(store, book)
+    assert not before.missing and not before.extra
+    assert sorted((counted, stored) for _, _, counted, stored in before.scores) == [((1, -4.5), (0, 0.0)),
+                                                                                  ((1, 4.5), (0, 0.0))]
     verify(store, book, repair=True)
     assert verify(store, book).clean
