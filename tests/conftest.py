@@ -162,7 +162,7 @@ def _start_restartable_server() -> tuple[RestartableServer, bool]:
             raise RuntimeError(f"pg_createcluster {version} {RESTART_CLUSTER}: {(created.stderr or created.stdout).strip()}")
         row = next(r for r in _clusters() if r[1] == RESTART_CLUSTER)
     server = RestartableServer(version=row[0], port=int(row[2]))
-    started = row[3] != "online"
+    started = not row[3].startswith("online")
     if started:
         server.ctl("start")
     server.started_at()  # reachable, with trust authentication

@@ -33,11 +33,12 @@ def restart_grid(redis_ready, restartable_postgres, tmp_path):  # noqa: F811 - r
     yield from grid_over(restartable_postgres.url, tmp_path)
 
 
-def restart_after(server, done, threshold: int, down_seconds: float, held) -> int:
+def restart_after(server, build, done, threshold: int, down_seconds: float, held) -> int:
     """Restart the server once ``done()`` reaches ``threshold`` finished games and a player holds a
-    game; returns how many games players held just before."""
-    wait_until(lambda: done() >= threshold, 180, what=f"{threshold} finished games")
-    playing = wait_until(held, 30, step=0.05, what="a player in a game")
+    game, while the ``build`` process runs; returns how many games players held just before."""
+    wait_until(lambda: done() >= threshold or build.poll() is not None, 180, what=f"{threshold} finished games")
+    playing = wait_until(lambda: held() or build.poll() is not None, 30, step=0.05, what="a player in a game")
+    assert build.poll() is None, f"the build ended (status {build.returncode}) before {threshold} finished games"
     before = server.started_at()
     server.restart(down_seconds)
     assert server.started_at() > before
@@ -49,7 +50,7 @@ def test_the_grid_survives_postgresql_restarts(restart_grid, restartable_postgre
     for _ in range(PLAYERS):
         grid.start_worker()
     grid.start_driver("restart", target, *OPTIONS)
-    held = [restart_after(restartable_postgres, lambda: grid.finished("restart"), threshold, down,
+    held = [restart_after(restartable_postgres, grid.driver, lambda: grid.finished("restart"), threshold, down,
                           lambda: grid.sql("SELECT count(*) FROM games WHERE status = 'in_progress' "
                                            "AND lease_owner NOT LIKE 'q:%'")[0][0])
             for threshold, down in zip(THRESHOLDS, RESTARTS)]
@@ -72,7 +73,7 @@ def test_the_embedded_build_survives_postgresql_restarts(restartable_postgres, c
                                       "--games", str(target), "--workers", str(PLAYERS), *OPTIONS],
                                      stdout=subprocess.DEVNULL, stderr=err, text=True)
         try:
-            held = [restart_after(restartable_postgres, lambda: finished(url, "r"), threshold, down,
+            held = [restart_after(restartable_postgres, build, lambda: finished(url, "r"), threshold, down,
                                   lambda: sql(url, "SELECT count(*) FROM workers WHERE game_id IS NOT NULL")[0][0])
                     for threshold, down in zip(THRESHOLDS, RESTARTS)]
             build.wait(240)
