@@ -1,5 +1,9 @@
 import os
 import shutil
+import subprocess
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -44,30 +48,148 @@ def _service_missing(what: str, exc: Exception):
     pytest.skip(f"{what} is not reachable: {exc}")
 
 
-@pytest.fixture(scope="session")
-def postgres_database():
-    """A fresh PostgreSQL database for this test session (dropped at the end)."""
+@contextmanager
+def fresh_postgres_database(server: str = PG_SERVER, prefix: str = "obook_test"):
+    """The URL of a new database on the PostgreSQL ``server`` (a URL), dropped on exit with every
+    engine of this process; a server out of reach skips the test (fails under OBOOK_REQUIRE_SERVICES)."""
     import uuid
 
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
-    admin = create_engine(PG_SERVER, isolation_level="AUTOCOMMIT")
-    name = f"obook_test_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT", pool_pre_ping=True)  # the server may have restarted
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
     try:
         with admin.connect() as conn:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
     except Exception as exc:  # noqa: BLE001 - any failure to reach the server
         admin.dispose()
-        _service_missing(f"PostgreSQL at {PG_SERVER}", exc)
-    url = make_url(PG_SERVER).set(database=name).render_as_string(hide_password=False)
-    yield url
-    from obook.store.db import forget_stores
+        _service_missing(f"PostgreSQL at {server}", exc)
+    try:
+        yield make_url(server).set(database=name).render_as_string(hide_password=False)
+    finally:
+        from obook.store.db import forget_stores
 
-    forget_stores()
-    with admin.connect() as conn:
-        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    admin.dispose()
+        forget_stores()
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(scope="session")
+def postgres_database():
+    """A fresh PostgreSQL database for this test session (dropped at the end)."""
+    with fresh_postgres_database() as url:
+        yield url
+
+
+# ---- a PostgreSQL cluster of the tests' own, which a test may stop and start -------------------------
+
+RESTART_CLUSTER = "obooktest"
+RESTART_PORT = 5439  # when the cluster does not exist yet; an existing one keeps its port
+PG_TOOLS = ("pg_lsclusters", "pg_createcluster", "pg_ctlcluster")
+
+
+@dataclass
+class RestartableServer:
+    """Debian's PostgreSQL cluster ``VERSION obooktest`` (trust authentication on 127.0.0.1), of the
+    tests alone: a test restarts it under a running build, which the machine's ``main`` cluster,
+    shared with every other test and program, must never be."""
+
+    version: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
+
+    def ctl(self, action: str) -> None:
+        done = subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", self.version, RESTART_CLUSTER, action],
+                              capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"pg_ctlcluster {self.version} {RESTART_CLUSTER} {action}: "
+                               f"{(done.stderr or done.stdout).strip()}")
+
+    def restart(self, down_seconds: float = 0.0) -> None:
+        """A fast shutdown (every session is terminated, open transactions rolled back), then up
+        again: at once (``pg_ctlcluster restart``), or after ``down_seconds`` of refused connections."""
+        if not down_seconds:
+            self.ctl("restart")
+            return
+        self.ctl("stop")
+        try:
+            time.sleep(down_seconds)
+        finally:
+            self.ctl("start")
+
+    def started_at(self):
+        """When the server last started (``pg_postmaster_start_time``): a restart changes it."""
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(self.url)
+        try:
+            with engine.connect() as conn:
+                return conn.execute(text("SELECT pg_postmaster_start_time()")).scalar_one()
+        finally:
+            engine.dispose()
+
+
+def _clusters() -> list[list[str]]:
+    """``pg_lsclusters`` rows: version, name, port, status, ..."""
+    listed = subprocess.run(["pg_lsclusters", "--no-header"], capture_output=True, text=True, timeout=60, check=True)
+    return [line.split() for line in listed.stdout.splitlines() if line.strip()]
+
+
+def _postgres_version() -> str:
+    """The newest PostgreSQL version installed, as Debian's tools name it (``pg_lsclusters``, else
+    the folders of /etc/postgresql)."""
+    versions = {row[0] for row in _clusters()} or {p.name for p in Path("/etc/postgresql").glob("*") if p.is_dir()}
+    if not versions:
+        raise RuntimeError("no PostgreSQL version in pg_lsclusters or /etc/postgresql")
+    return max(versions, key=lambda v: [int(part) for part in v.split(".") if part.isdigit()])
+
+
+def _start_restartable_server() -> tuple[RestartableServer, bool]:
+    """The tests' cluster, created on first use (kept for the next session), started if it was
+    not; and whether this call started it."""
+    row = next((r for r in _clusters() if r[1] == RESTART_CLUSTER), None)
+    if row is None:
+        version = _postgres_version()
+        created = subprocess.run(["pg_createcluster", version, RESTART_CLUSTER, "--port", str(RESTART_PORT),
+                                  "--start-conf", "manual", "-o", "shared_buffers=16MB", "-o", "max_connections=60",
+                                  "--", "--auth=trust"], capture_output=True, text=True, timeout=300)
+        if created.returncode != 0:
+            raise RuntimeError(f"pg_createcluster {version} {RESTART_CLUSTER}: {(created.stderr or created.stdout).strip()}")
+        row = next(r for r in _clusters() if r[1] == RESTART_CLUSTER)
+    server = RestartableServer(version=row[0], port=int(row[2]))
+    started = not row[3].startswith("online")
+    if started:
+        server.ctl("start")
+    server.started_at()  # reachable, with trust authentication
+    return server, started
+
+
+@pytest.fixture(scope="session")
+def restartable_postgres():
+    """The tests' own PostgreSQL cluster (``RestartableServer``), which a test may restart. Needs root
+    and Debian's cluster tools (skipped without them); with them, any failure to create, start or
+    reach it fails under OBOOK_REQUIRE_SERVICES and skips otherwise. Stopped at the end of the
+    session if this session started it."""
+    if os.geteuid() != 0:
+        pytest.skip("a PostgreSQL cluster of the tests' own needs root (pg_createcluster, pg_ctlcluster)")
+    missing = [tool for tool in PG_TOOLS if shutil.which(tool) is None]
+    if missing:
+        pytest.skip(f"Debian's PostgreSQL cluster tools are absent ({', '.join(missing)}: apt-get install postgresql)")
+    try:
+        server, started = _start_restartable_server()
+    except Exception as exc:  # noqa: BLE001 - the tools are there, the cluster is not usable
+        _service_missing(f"the tests' PostgreSQL cluster {RESTART_CLUSTER}", exc)
+    yield server
+    if started:
+        try:
+            server.ctl("stop")
+        except Exception:  # noqa: BLE001 - a test may have left it down; nothing to stop then
+            pass
 
 
 def _empty_postgres(url: str) -> None:

@@ -8,9 +8,13 @@ is read from the store at each step.
   No number of machines is configured: workers come and go and the count follows. Games are created
   with ``top_up_games``, which never lets finished plus in-progress games exceed the target.
 - **Which games are sent.** An in-progress game whose lease is free or expired (its player vanished,
-  or the message that carried its token was lost) is put under a fresh token and sent. A token
-  older than a few seconds whose message the broker no longer has (neither waiting nor reserved by
-  a worker) is replaced at once, so a broker restart costs seconds, not a lease.
+  or the message that carried its token was lost) is put under a fresh token and sent. A token the
+  driver has seen on a game for a few seconds whose message the broker no longer has (neither
+  waiting nor reserved by a worker) is replaced at once, so a broker restart costs seconds, not a
+  lease. How long is measured by the driver's own monotonic clock from its first sight of the token,
+  not from the time written in the token by the worker that made it: a worker whose clock runs
+  minutes behind would make every token look old (and resent in the instant between its hand-on
+  and its publish), one whose clock runs ahead would make them never old.
 - **What it counts.** Self-play games only, as the embedded build does: seed games are not part of
   the target.
 - **When it stops.** When the book has no game in progress and no more to create: ``target``
@@ -28,7 +32,8 @@ is read from the store at each step.
   commit, whose WAL flush covers every earlier commit, a set-aside game's included), so a database
   crash right after "done" loses nothing the driver counted.
 - **Whose clock.** Whether a lease has expired is asked of the database (its clock), so a driver
-  whose clock runs ahead of a worker's does not take that worker's games.
+  whose clock runs ahead of a worker's does not take that worker's games; a token's age is the
+  driver's own measure (above). No decision reads another machine's clock.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ from typing import Callable
 
 from obook.book.rules import MINIMAX
 from obook.book.selfplay import start_games
-from obook.grid.slices import new_token, token_age
+from obook.grid.slices import TOKEN_PREFIX, new_token
 from obook.store.books import get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import game_counts, games_in_flight
@@ -63,7 +68,7 @@ class DriverPlan:
     token_seconds: float = 120.0  # how long a sent game waits for a worker before it is sent again
     min_in_flight: int = 2  # games in flight before any worker has been seen
     live_within: float = 60.0  # a worker seen this recently is counted as alive
-    stale_token_seconds: float = 5.0  # a token older than this whose message the broker lacks is lost
+    stale_token_seconds: float = 5.0  # a token seen this long whose message the broker lacks is lost
     poll: float = 1.0
 
 
@@ -92,6 +97,7 @@ class Driver:
         self.plan = plan
         self.send = send
         self.pending = pending
+        self.tokens_seen: dict[tuple[int, str], float] = {}  # (game, token) -> when this driver first saw it
         with store.read() as conn:
             self.book = get_book(conn, plan.book)
 
@@ -159,12 +165,14 @@ class Driver:
             games = games_in_flight(conn, self.book.id)  # expired: by the database's clock
         pending: str | None | bool = False  # read from the broker when first needed
         sent = []
+        now = time.monotonic()
+        seen = self.tokens_seen = {(game_id, owner): self.tokens_seen.get((game_id, owner), now)
+                                   for game_id, owner, expired in games if owner and owner.startswith(TOKEN_PREFIX)}
         for game_id, owner, expired in games:
             stale = False
             if not expired:
-                age = token_age(owner)
-                if age is None or age < self.plan.stale_token_seconds:
-                    continue
+                if (game_id, owner) not in seen or now - seen[game_id, owner] < self.plan.stale_token_seconds:
+                    continue  # a player holds it, or its message may still be on its way
                 if pending is False:
                     pending = self.pending()
                 stale = pending is not None and owner not in pending

@@ -38,26 +38,13 @@ TOKEN_PREFIX = "q:"
 BUSY, FINISHED, HANDED_ON, LOST, STOPPED, FAILED = "busy", "finished", "handed-on", "lost", "stopped", "failed"
 
 
-def _clock() -> float:
-    """This process's clock, as tokens are dated (shifted by the test hook OBOOK_TEST_CLOCK_OFFSET)."""
+def new_token() -> str:
+    """A token named by the time it was made on this machine's clock (shifted by the test hook
+    OBOOK_TEST_CLOCK_OFFSET) and random bits; the time is for people reading the store, the driver
+    never reads it (it ages tokens by its own clock)."""
     from obook.store.faults import clock_offset
 
-    return time.time() + clock_offset()
-
-
-def new_token() -> str:
-    return f"{TOKEN_PREFIX}{int(_clock() * 1000)}:{os.urandom(4).hex()}"
-
-
-def token_age(owner: str | None, now: float | None = None) -> float | None:
-    """Seconds since a token was made; None when ``owner`` is a player, not a token."""
-    if not owner or not owner.startswith(TOKEN_PREFIX):
-        return None
-    try:
-        made = int(owner.split(":")[1]) / 1000
-    except (IndexError, ValueError):
-        return None
-    return max((now if now is not None else _clock()) - made, 0.0)
+    return f"{TOKEN_PREFIX}{int((time.time() + clock_offset()) * 1000)}:{os.urandom(4).hex()}"
 
 
 HandOn = Callable[[int, str], None]  # send (game id, token) to the next task

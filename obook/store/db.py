@@ -11,8 +11,9 @@ they are set): a connect timeout, TCP keepalives and a TCP user timeout, so that
 connection (a server restarted behind a NAT, a cable pulled) fails within about a minute instead of
 the kernel's 15, and a statement timeout, so that no statement can hold a caller for ever.
 
-Leases and heartbeats are dated by the database's clock (``db_time``), never by the machine's: a
-driver and workers whose clocks disagree still agree on which lease has expired.
+Leases, heartbeats and the times a game's moves and finish are stored at are dated by the
+database's clock (``db_time``), never by the machine's: a driver and workers whose clocks disagree
+still agree on which lease has expired, and the book's rates count every worker's games.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ only and off unless its environment variable is set:
 
 - ``OBOOK_TEST_CLOCK_OFFSET`` (seconds, may be negative): this process's clock runs that far from the
   machine's, as a machine whose clock drifted. ``obook.store.models.utcnow`` and the grid's tokens
-  read it; leases do not depend on it (they are dated by the database's clock).
+  read it; leases, moves and finishes do not depend on it (they are dated by the database's clock).
 - ``OBOOK_TEST_POISON_GAME`` (a game id): playing a move of that game raises ``PoisonedGame``, as
   an engine bug would (``check_poison`` is called before each move by the build and the grid).
 - ``OBOOK_TEST_KILL_AT`` (``POINT:N``): the N-th time this process passes the code point ``POINT``

@@ -180,7 +180,7 @@ def record_failure(conn: Connection, game_id: int, owner: str, reason: str, max_
         GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
     ).values(failures=GAMES.c.failures + 1, failure=reason, lease_owner=None, lease_until=None,
              status=case((GAMES.c.failures + 1 >= max_failures, SET_ASIDE), else_=GAMES.c.status),
-             updated_at=utcnow()))
+             updated_at=db_time(conn)))
     if result.rowcount != 1:
         return None
     return conn.execute(select(GAMES.c.status).where(GAMES.c.id == game_id)).scalar_one()
@@ -204,16 +204,15 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
     player starts a search for the next move at once (see ``count_search``). ``None`` when the game
     changed meanwhile (another player holds it, or the move is already stored): the caller stops."""
     moves = game.moves + (vertex,)
-    now = utcnow()
     counted = {"searches": GAMES.c.searches + 1} if count_search else {}
-    result = conn.execute(update(GAMES).where(
+    updated = conn.execute(update(GAMES).where(
         GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves,
         GAMES.c.lease_owner == owner,
-    ).values(moves=" ".join(moves), n_moves=len(moves), origins=game.origins + origin, updated_at=now,
-             lease_until=db_time(conn, lease_seconds), **counted))
-    if result.rowcount != 1:
+    ).values(moves=" ".join(moves), n_moves=len(moves), origins=game.origins + origin, updated_at=db_time(conn),
+             lease_until=db_time(conn, lease_seconds), **counted).returning(GAMES.c.updated_at)).scalar_one_or_none()
+    if updated is None:
         return None
-    return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": now})
+    return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": as_utc(updated)})
 
 
 def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,
@@ -228,7 +227,7 @@ def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str,
     guard = [GAMES.c.id == game.id, GAMES.c.status == IN_PROGRESS, GAMES.c.n_moves == game.n_moves]
     if owner is not None:
         guard.append(GAMES.c.lease_owner == owner)
-    now = utcnow()
+    now = db_time(conn)  # not the caller's clock: a worker's clock minutes off would misdate the book's rates
     done = conn.execute(update(GAMES).where(*guard).values(
         status=status, result=result, winner=winner, score=score, finished_at=now, updated_at=now,
         lease_owner=None, lease_until=None))

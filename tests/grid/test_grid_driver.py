@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from sqlalchemy import update
 from obook.book.library import BookSettings, ensure_book, verify
 from obook.book.selfplay import SelfPlayer, start_games
 from obook.grid.driver import Driver, DriverPlan, wanted_in_flight
-from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice, token_age
+from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice
 from obook.store.books import BOOKS
 from obook.store.games import GAMES, claim_game, game_counts, get_game
 from obook.store.models import utcnow
@@ -50,9 +51,27 @@ def test_wanted_in_flight_follows_the_live_workers():
     assert wanted_in_flight(40, 2) == 50
 
 
-def test_token_age():
-    assert token_age("host:12:celery:ab") is None
-    assert 0 <= token_age(new_token()) < 5
+@pytest.mark.parametrize("offset", [-600.0, 600.0])
+def test_a_token_is_aged_by_the_drivers_clock_not_by_the_time_written_in_it(store, monkeypatch, offset):
+    """A token made by a worker whose clock is 10 minutes behind (the token looks 10 minutes old) or
+    ahead (it comes from the future), whose message the broker does not hold: the driver replaces
+    it once it has seen it for ``stale_token_seconds`` itself; not at once (the worker may be
+    between its hand-on and its publish), not only when its lease expires."""
+    book = ensure_book(store, "t", RANDOM_BOOK)
+    [game_id] = start_games(store, book, target=1)
+    monkeypatch.setenv("OBOOK_TEST_CLOCK_OFFSET", str(offset))
+    token = new_token()
+    monkeypatch.delenv("OBOOK_TEST_CLOCK_OFFSET")
+    with store.write() as conn:
+        assert claim_game(conn, book.id, token, 60, game_id) is not None
+    outbox = Outbox()
+    driver = Driver(store, DriverPlan(book="t", target=1, stale_token_seconds=0.5), send=outbox, pending=lambda: "")
+    assert driver.step().sent == []  # first seen now: its message may be on its way
+    time.sleep(0.3)
+    assert driver.step().sent == []
+    time.sleep(0.3)
+    assert driver.step().sent == [game_id]
+    assert lease_of(store, game_id)[0] == outbox.sent[-1][1] != token
 
 
 def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store):

@@ -11,11 +11,10 @@ import random
 import re
 import signal
 import time
-import uuid
 
 import pytest
 
-from tests.conftest import PG_SERVER, _service_missing
+from tests.conftest import PG_SERVER, _service_missing, fresh_postgres_database
 from tests.grid.gridharness import Grid, redis_client, restart_redis, wait_until
 
 BOOK_OPTIONS = ("--size", "5", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")
@@ -29,35 +28,24 @@ def redis_ready():
         _service_missing("Redis at 127.0.0.1:6379", exc)
 
 
-@pytest.fixture
-def grid(redis_ready, tmp_path):
-    """A grid over a fresh PostgreSQL database (dropped at the end) and a queue of its own."""
-    from sqlalchemy import create_engine, text
-    from sqlalchemy.engine import make_url
-
+def grid_over(server: str, tmp_path):
+    """A grid over a fresh database of the PostgreSQL ``server`` (dropped at the end) and a queue of its own."""
+    from obook.store.db import forget_stores
     from obook.store.migrate import upgrade
 
-    admin = create_engine(PG_SERVER, isolation_level="AUTOCOMMIT")
-    name = f"obook_grid_{uuid.uuid4().hex[:10]}"
-    try:
-        with admin.connect() as conn:
-            conn.execute(text(f'CREATE DATABASE "{name}"'))
-    except Exception as exc:  # noqa: BLE001
-        admin.dispose()
-        _service_missing(f"PostgreSQL at {PG_SERVER}", exc)
-    url = make_url(PG_SERVER).set(database=name).render_as_string(hide_password=False)
-    upgrade(url)
-    grid = Grid(database_url=url, logs=tmp_path)
-    try:
-        yield grid
-    finally:
-        grid.stop_all()
-        from obook.store.db import forget_stores
+    with fresh_postgres_database(server, "obook_grid") as url:
+        upgrade(url)
+        grid = Grid(database_url=url, logs=tmp_path)
+        try:
+            yield grid
+        finally:
+            grid.stop_all()
+            forget_stores()
 
-        forget_stores()
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+
+@pytest.fixture
+def grid(redis_ready, tmp_path):
+    yield from grid_over(PG_SERVER, tmp_path)
 
 
 def wait_for_driver(grid: Grid, timeout: float) -> None:

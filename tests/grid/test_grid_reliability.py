@@ -1,15 +1,19 @@
 """Issue 19 on the grid, with real ``obook worker`` and ``obook grid run`` processes over this
 machine's PostgreSQL and Redis: a poison game is set aside after a bounded number of failures and
-the build ends (item 5), and a driver whose clock runs 10 minutes ahead of the workers' resends no
-game (item 6: leases are decided by the database's clock)."""
+the build ends (item 5), and a driver whose clock runs 10 minutes ahead of the workers', or a worker
+whose clock runs 10 minutes ahead or behind, costs no game resent and no search (item 6: leases are
+decided by the database's clock, tokens aged by the driver's own)."""
 
 from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.grid.gridharness import wait_until
 from tests.grid.test_grid_faults import BOOK_OPTIONS, grid, redis_ready  # noqa: F401 - fixtures
 
+SLOWER_OPTIONS = ("--size", "7", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")  # games of seconds
 POISON = 2  # the id of the poison game: the databases are fresh, games are numbered from 1
 
 
@@ -55,8 +59,7 @@ def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
     grid.lease_seconds = 4.0  # far below the offset: the driver would take every lease by its clock
     for _ in range(2):
         grid.start_worker()
-    options = ("--size", "7", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")  # games of seconds
-    grid.start_driver("clock", target, *options, env={"OBOOK_TEST_CLOCK_OFFSET": "600"})
+    grid.start_driver("clock", target, *SLOWER_OPTIONS, env={"OBOOK_TEST_CLOCK_OFFSET": "600"})
     wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
     assert grid.driver.returncode == 0, grid.logs_text()[-4000:]
     sent, created = sent_and_created(grid)
@@ -65,3 +68,26 @@ def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
     assert "lease lost" not in grid.logs_text() and "changed by another player" not in grid.logs_text()
     lost = grid.check_build("clock", target, max_lost=0)
     print(f"\nclock +600 s on the driver: {created} games created, {sent} sends, {lost} searches lost")
+
+
+@pytest.mark.parametrize("offset", [600, -600])
+def test_a_worker_clock_ten_minutes_off_resends_no_game(grid, offset):
+    """Slices of 0.02 s: every game passes through many tokens made by both workers, one of whose
+    clocks is 10 minutes off (its tokens look 10 minutes old, or come from the future)."""
+    target = 6
+    grid.slice_seconds = 0.02
+    grid.start_worker(OBOOK_TEST_CLOCK_OFFSET=str(offset))
+    grid.start_worker()
+    grid.start_driver("wclock", target, *SLOWER_OPTIONS)
+    wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
+    log = grid.logs_text()
+    assert grid.driver.returncode == 0, log[-4000:]
+    handed_on = len(re.findall(r"'handed-on'", (grid.logs / "worker1.log").read_text(errors="replace")))
+    assert handed_on >= 5, log[-3000:]  # the worker with the clock off made tokens
+    sent, created = sent_and_created(grid)
+    assert created == target
+    assert sent == created, f"{sent - created} games resent:\n{log[-3000:]}"
+    assert "lease lost" not in log and "changed by another player" not in log
+    lost = grid.check_build("wclock", target, max_lost=0)
+    print(f"\nclock {offset:+d} s on one worker: {handed_on} of its slices handed on, {created} games, "
+          f"{sent} sends, {lost} searches lost")

@@ -1,5 +1,6 @@
 """Issue 19, items 5 and 6 at the store: a game whose play keeps failing is set aside with its
-reason (not replaced), and leases are decided by the database's clock, not the caller's."""
+reason (not replaced), and leases are decided by the database's clock, not the caller's, which also
+dates the moves and finishes the book's rates are counted from."""
 
 from __future__ import annotations
 
@@ -68,3 +69,37 @@ def test_leases_follow_the_database_clock_not_the_callers(postgres_url, monkeypa
 def get_game_row(store, game_id):
     with store.read() as conn:
         return get_game(conn, game_id)
+
+
+def test_moves_and_finishes_are_dated_by_the_database_clock(postgres_url, monkeypatch):
+    """A worker whose clock runs 10 minutes ahead finishes a game: the game is dated by the server,
+    so the book's last-hour counts and its rate series (read with the server's time) include it."""
+    import datetime as dt
+
+    from sqlalchemy import text
+
+    from obook.store.games import append_move, finish_game
+    from obook.store.migrate import upgrade
+    from obook.store.reporting import finished_since, rate_series
+
+    upgrade(postgres_url)
+    from obook.book.library import open_book_store
+
+    store = open_book_store(postgres_url)
+    book, (game_id,) = book_with_games(store)
+    monkeypatch.setenv("OBOOK_TEST_CLOCK_OFFSET", "600")  # the worker's clock from here on
+    lease = GameLease(store, "w:1:celery:a", 60, kind="celery")
+    game = lease.claim(book.id, game_id)
+    with store.write() as conn:
+        game = append_move(conn, game, lease.owner, "D4", "m", 60)
+        moved_at = game.updated_at
+        assert finish_game(conn, game, lease.owner, "B+1", "B", 1.0, {})
+    monkeypatch.delenv("OBOOK_TEST_CLOCK_OFFSET")
+    with store.read() as conn:
+        server_now = conn.execute(text("SELECT now()")).scalar_one()
+        game = get_game(conn, game_id)
+        assert abs(moved_at - server_now) < dt.timedelta(seconds=30)
+        assert abs(game.finished_at - server_now) < dt.timedelta(seconds=30)
+        assert abs(game.updated_at - server_now) < dt.timedelta(seconds=30)
+        assert finished_since(conn, server_now - dt.timedelta(hours=1)) == {book.id: 1}
+        assert rate_series(conn, book.id, now=server_now + dt.timedelta(seconds=1))[-1].games == 1
