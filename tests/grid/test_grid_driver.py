@@ -210,15 +210,15 @@ def test_the_image_warms_up_with_a_command_that_exists():
 def test_the_grid_target_counts_self_play_games_only(store):
     """Issue 19 item 4: seed games are not part of ``--target-games``, as in ``obook build --games``:
     a book with 3 seed games and a target of 2 gets 2 self-play games."""
-    from obook.book.keys import opening_statistics
+    from obook.book.keys import opening_record
     from obook.store.games import insert_finished_game
     from obook.store.models import SEED, SELFPLAY
 
     book = ensure_book(store, "seeded", RANDOM_BOOK)
     with store.write() as conn:
         for n, moves in enumerate((["C3", "D3"], ["C3", "C4"], ["B2", "D4"])):
-            insert_finished_game(conn, book.id, moves, "ss", "B+1", "B", 1.0, SEED, f"seed{n}",
-                                 opening_statistics(5, book.komi, False, moves, "B", book.depth))
+            stats, scores = opening_record(5, book.komi, False, moves, "B", 1.0, book.depth)
+            insert_finished_game(conn, book.id, moves, "ss", "B+1", "B", 1.0, SEED, f"seed{n}", stats, scores)
     outbox = Outbox()
     driver = Driver(store, DriverPlan(book="seeded", target=2), send=outbox, pending=outbox.text)
     player = SelfPlayer(store, book, owner="h:1:celery:t", kind="celery")

@@ -153,7 +153,8 @@ def test_the_stats_reader_reads_what_the_store_has(store):
     seed_game(store, book)
     reader = r.StatsReader(store, pool_size=2)
     try:
-        assert sorted(reader.position_stats(book.id, key)) == [(-1, 1, 0, 0), (3, 4, 1, 2)]
+        # (move, games, wins, draws, scored games, score sum): no score was added
+        assert sorted(reader.position_stats(book.id, key)) == [(-1, 1, 0, 0, 0, 0.0), (3, 4, 1, 2, 0, 0.0)]
         with store.read() as conn:
             assert sorted(reader.position_stats(book.id, key)) == sorted(position_stats(conn, book.id, key))
         assert reader.position_stats(book.id, 8) == []
@@ -205,7 +206,8 @@ def test_the_async_stats_reader_reads_what_the_sync_one_does(postgres_url):
     book = new_book(store, "a")
     key = (1 << 64) - 5
     with store.write() as conn:
-        add_stats(conn, book.id, {(key, 3): (4, 1, 2), (key, -1): (1, 0, 0), (7, 3): (2, 2, 0)})
+        add_stats(conn, book.id, {(key, 3): (4, 1, 2), (key, -1): (1, 0, 0), (7, 3): (2, 2, 0)},
+                  scores={(key, 3): (2, 5.5)})
     reader = r.AsyncStatsReader(store, pool_size=2)
     sync = r.StatsReader(store, pool_size=1)
 
@@ -221,7 +223,8 @@ def test_the_async_stats_reader_reads_what_the_sync_one_does(postgres_url):
         keys, found = asyncio.run(read_many())
         for k, rows in zip(keys, found):
             assert sorted(rows) == sorted(sync.position_stats(book.id, k))
-        assert sorted(found[0]) == [(-1, 1, 0, 0), (3, 4, 1, 2)] and found[2] == []
+        # (move, games, wins, draws, scored games, score sum)
+        assert sorted(found[0]) == [(-1, 1, 0, 0, 0, 0.0), (3, 4, 1, 2, 2, 5.5)] and found[2] == []
     finally:
         sync.dispose()
         store.engine.dispose()
