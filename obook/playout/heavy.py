@@ -206,39 +206,47 @@ NAKADE_MAX = 5  # eye spaces above this size are not read
 
 
 @hot(inline="always")
-def _eye_space(b, q, owner, region):
-    """The empty region at ``q`` into ``region`` when it has at most NAKADE_MAX points and touches no
-    stone of the colour other than ``owner``; returns its size, or 0 when it is not such a space."""
-    w = b.scalars[WIDTH]
-    region[0] = q
-    n = 1
-    i = 0
-    while i < n:
-        e = region[i]
-        for x in (e - w, e - 1, e + 1, e + w):
-            cx = b.color[x]
-            if cx == EMPTY:
-                seen = False
-                for j in range(n):
-                    if region[j] == x:
-                        seen = True
-                if not seen:
-                    if n == NAKADE_MAX:
-                        return 0
-                    region[n] = x
-                    n += 1
-            elif cx == 3 - owner:
-                return 0
-        i += 1
-    return n
-
-
-@hot(inline="always")
 def _in_region(region, n, x):
     for j in range(n):
         if region[j] == x:
             return True
     return False
+
+
+@hot(inline="always")
+def _enclosed_by(b, x, owner):
+    """Whether the empty point ``x`` touches no stone of the colour other than ``owner`` (one load)."""
+    n = b.nbr[x]
+    return (n & 15) + ((n >> (4 * owner)) & 15) == 4
+
+
+@hot(inline="always")
+def _eye_space(b, q, owner, region):
+    """The empty region at ``q`` into ``region`` when it has at most NAKADE_MAX points and touches no
+    stone of the colour other than ``owner``; returns its size, or 0 when it is not such a space."""
+    if not _enclosed_by(b, q, owner):
+        return 0
+    w = b.scalars[WIDTH]
+    region[0] = q
+    n = 1
+    # Twice the region's inner edges: at most 10 in the shapes of 5 points or fewer (bulky five).
+    degrees = b.nbr[q] & 15
+    i = 0
+    while i < n:
+        e = region[i]
+        for x in (e - w, e - 1, e + 1, e + w):
+            if b.color[x] == EMPTY and not _in_region(region, n, x):
+                d = b.nbr[x] & 15
+                # Four empty neighbours: only the centre of a crossed five, whose arms have one.
+                if n == NAKADE_MAX or (d == 4 and degrees > n) or not _enclosed_by(b, x, owner):
+                    return 0
+                degrees += d
+                if degrees > 2 * NAKADE_MAX:
+                    return 0
+                region[n] = x
+                n += 1
+        i += 1
+    return n
 
 
 @hot(inline="always")
@@ -279,6 +287,8 @@ def _nakade_move(b, last, c, region):
     NO_POINT."""
     w = b.scalars[WIDTH]
     owner = b.color[last]
+    if (b.nbr[last] >> (4 * owner)) & 15 == 0:
+        return NO_POINT  # a lone stone in the open closes no eye space
     for q in (last - w, last - 1, last + 1, last + w):
         if b.color[q] == EMPTY:
             n = _eye_space(b, q, owner, region)
