@@ -144,14 +144,14 @@ def test_ladder_reading_ranks_an_escape_into_a_working_ladder_below():
         return {v: wins / visits for v, (wins, visits) in _root_priors(position, spec).items()}
 
     for prior in ("prior_model=off", "prior_model=on"):
-        blind = values(LADDER, prior)
+        blind = values(LADDER, prior + ",ladders=off")
         seeing = values(LADDER, prior + ",ladders=on")
         # Without reading, running out of atari is among the best moves; reading, it is below average.
         assert blind["E4"] > 0.5 and sorted(blind.values()).index(blind["E4"]) >= len(blind) - 5
         assert seeing["E4"] < 0.5 and seeing["E4"] < blind["E4"] - 0.2, prior
         assert {v: x for v, x in seeing.items() if v != "E4"} == {v: x for v, x in blind.items() if v != "E4"}
         # With a ladder breaker the escape works, and reading keeps it where it was.
-        assert values(BROKEN, prior + ",ladders=on")["E4"] == values(BROKEN, prior)["E4"] > 0.5
+        assert values(BROKEN, prior + ",ladders=on")["E4"] == values(BROKEN, prior + ",ladders=off")["E4"] > 0.5
 
 
 def test_ladder_reading_favours_the_atari_that_starts_a_working_ladder():
@@ -170,7 +170,7 @@ def test_ladder_reading_favours_the_atari_that_starts_a_working_ladder():
         . . . . . . . . .
         """, to_move="B")
     for prior in ("prior_model=off", "prior_model=on"):
-        blind = {v: w / n for v, (w, n) in _root_priors(position, prior).items()}
+        blind = {v: w / n for v, (w, n) in _root_priors(position, prior + ",ladders=off").items()}
         seeing = {v: w / n for v, (w, n) in _root_priors(position, prior + ",ladders=on").items()}
         assert seeing["D3"] > blind["D3"] and seeing["E4"] == blind["E4"], prior
         assert max(seeing, key=seeing.get) == "D3", prior
