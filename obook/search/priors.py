@@ -17,10 +17,10 @@ corner, and finds captures and escapes sooner. The evidence, per move ``p`` of t
 - proximity: ``p`` is within distance 2 of the last move (+0.5);
 - pass: -1 while more than a quarter of the board is empty.
 
-With ``ladders`` (``obook/go/ladder.py`` reads the chase), for either prior: an escape from atari
-that runs into a working ladder only adds stones to the capture, so its evidence is replaced by -4
-(whatever its shape or the model says); an atari that starts a working ladder gets +2 more (above the
-model's clipping range too).
+With ``ladders`` (on by default; ``obook/go/ladder.py`` reads the chase), for either prior: an
+escape from atari that runs into a working ladder only adds stones to the capture, so its evidence
+is replaced by -4 (whatever its shape or the model says); an atari that starts a working ladder gets
++2 more (above the model's clipping range too).
 
 With ``prior_model`` the evidence comes from the learned move model instead
 (``obook/search/movemodel.py``): a child whose probability among its ``n`` siblings is ``q`` has
