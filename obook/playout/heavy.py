@@ -13,6 +13,11 @@ In order, the first rule that yields a candidate chooses the move (uniformly amo
 5. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
    stone may be a throw-in or a nakade, so it is allowed).
 
+With the nakade rule (``nakade=on``, Pachi's and Fuego's), between rules 1 and 2: when the last move
+leaves an eye space of 3 to 5 empty points next to it enclosed by its own colour (after closing it, or
+after a capture), in a shape one move kills (straight or bent three, pyramid four, bulky or crossed
+five), play its vital point: the point of the space with the most neighbours in it.
+
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
 8 orientations and with either colour to move (shapes are good moves for both sides).
@@ -197,6 +202,102 @@ def _pattern_moves(b, last, c, out):
     return n
 
 
+NAKADE_MAX = 5  # eye spaces above this size are not read
+
+
+@hot(inline="always")
+def _in_region(region, n, x):
+    for j in range(n):
+        if region[j] == x:
+            return True
+    return False
+
+
+@hot(inline="always")
+def _enclosed_by(b, x, owner):
+    """Whether the empty point ``x`` touches no stone of the colour other than ``owner`` (one load)."""
+    n = b.nbr[x]
+    return (n & 15) + ((n >> (4 * owner)) & 15) == 4
+
+
+@hot(inline="always")
+def _eye_space(b, q, owner, region):
+    """The empty region at ``q`` into ``region`` when it has at most NAKADE_MAX points and touches no
+    stone of the colour other than ``owner``; returns its size, or 0 when it is not such a space."""
+    if not _enclosed_by(b, q, owner):
+        return 0
+    w = b.scalars[WIDTH]
+    region[0] = q
+    n = 1
+    # Twice the region's inner edges: at most 10 in the shapes of 5 points or fewer (bulky five).
+    degrees = b.nbr[q] & 15
+    i = 0
+    while i < n:
+        e = region[i]
+        for x in (e - w, e - 1, e + 1, e + w):
+            if b.color[x] == EMPTY and not _in_region(region, n, x):
+                d = b.nbr[x] & 15
+                # Four empty neighbours: only the centre of a crossed five, whose arms have one.
+                if n == NAKADE_MAX or (d == 4 and degrees > n) or not _enclosed_by(b, x, owner):
+                    return 0
+                degrees += d
+                if degrees > 2 * NAKADE_MAX:
+                    return 0
+                region[n] = x
+                n += 1
+        i += 1
+    return n
+
+
+@hot(inline="always")
+def vital_point(b, region, n):
+    """The vital point of the eye space ``region[:n]`` when one move there kills it (straight or
+    bent three, pyramid four, bulky or crossed five), else NO_POINT."""
+    if n < 3:
+        return NO_POINT
+    w = b.scalars[WIDTH]
+    best = NO_POINT
+    top = 0
+    ties = 0
+    square = False
+    for i in range(n):
+        e = region[i]
+        d = 0
+        for x in (e - w, e - 1, e + 1, e + w):
+            if _in_region(region, n, x):
+                d += 1
+        if d > top:
+            top = d
+            best = e
+            ties = 1
+        elif d == top:
+            ties += 1
+        if _in_region(region, n, e + 1) and _in_region(region, n, e + w) and _in_region(region, n, e + w + 1):
+            square = True
+    if ties != 1:
+        return NO_POINT
+    if n == 3 or (n == 4 and top == 3) or (n == 5 and (top == 4 or square)):
+        return best
+    return NO_POINT
+
+
+@hot(inline="always")
+def _nakade_move(b, last, c, region):
+    """The vital point of an eye space the last move left next to it (see the module docstring), or
+    NO_POINT."""
+    w = b.scalars[WIDTH]
+    owner = b.color[last]
+    if (b.nbr[last] >> (4 * owner)) & 15 == 0:
+        return NO_POINT  # a lone stone in the open closes no eye space
+    for q in (last - w, last - 1, last + 1, last + w):
+        if b.color[q] == EMPTY:
+            n = _eye_space(b, q, owner, region)
+            v = vital_point(b, region, n)
+            if v != NO_POINT and _playable(b, v, c):
+                return v
+    return NO_POINT
+
+
 @hot(inline="always")
 def _capture_anywhere(b, c, out):
     opp = 3 - c
@@ -236,8 +337,9 @@ def _random_move(b, c, rng):
 
 
 @hot(inline="always")
-def heavy_move(b, rng, out):
-    """The ``heavy`` policy's move for the side to move (see the module docstring)."""
+def heavy_move(b, rng, out, nakade):
+    """The ``heavy`` policy's move for the side to move (see the module docstring); ``nakade`` turns
+    the nakade rule on."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
@@ -248,6 +350,10 @@ def heavy_move(b, rng, out):
                 n = _push(out, n, cap)
         if n > 0:
             return out[rand_below(rng, n)]
+        if nakade:
+            v = _nakade_move(b, last, c, out)
+            if v != NO_POINT:
+                return v
         n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
         if n > 0:
             return out[rand_below(rng, n)]

@@ -12,7 +12,7 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
   the probability (50/N1 % each) and the N2 other valid moves share the other 50% (all of it goes to
   captures when N2 = 0).
 - ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
-  ``heavy.py``.
+  ``heavy.py``. ``HEAVY | NAKADE`` adds its nakade rule (``policy_code``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,13 @@ LIGHT = 0
 ATARI50 = 1
 HEAVY = 2
 POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY}
+POLICY_MASK = 7
+NAKADE = 8  # a flag on HEAVY: play the vital point of an eye space the last move left (heavy.py)
+
+
+def policy_code(name: str, nakade: bool = False) -> int:
+    """The number the playout loop takes for the policy ``name``, with the nakade flag (heavy only)."""
+    return POLICY_NAMES[name] | (NAKADE if nakade and POLICY_NAMES[name] == HEAVY else 0)
 
 
 @hot(inline="always")
@@ -91,7 +98,8 @@ def _capture_moves(b, c, out):
 def select_move(b, policy, rng, scratch):
     """A move for the side to move under ``policy`` (see the module contract)."""
     c = b.scalars[TO_MOVE]
-    if policy == ATARI50:
+    kind = policy & POLICY_MASK
+    if kind == ATARI50:
         n1, gen = _capture_moves(b, c, scratch)
         if n1 > 0:
             if rand_float(rng) < 0.5:
@@ -101,8 +109,8 @@ def select_move(b, policy, rng, scratch):
                 return scratch[rand_below(rng, n1)]
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
-    if policy == HEAVY:
-        return heavy_move(b, rng, scratch)
+    if kind == HEAVY:
+        return heavy_move(b, rng, scratch, (policy & NAKADE) != 0)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 

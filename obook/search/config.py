@@ -30,6 +30,7 @@ class SearchConfig:
     # random: no search, a uniformly random legal move (the grid's zero-think benchmark player)
     algorithm: str = "uct"
     policy: str = "heavy"  # playout policy: light, atari50 or heavy (the strongest measured)
+    nakade: bool = False  # heavy playouts play the vital point of an eye space the last move left
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"
     exploration: float = 0.2  # c in W/N + c*sqrt(ln N / n); small because RAVE explores
@@ -46,6 +47,7 @@ class SearchConfig:
     prior_even: float = 10.0  # virtual simulations at 50% every child gets
     prior_weight: float = 10.0  # virtual wins (losses) per unit of good (bad) evidence
     prior_model: bool = False  # evidence from the learned move model (movemodel.py) instead of hand-set rules
+    ladders: bool = True  # ladder reading in the priors: escapes into a working ladder bad, ladder ataris good
     # --- expansion ---------------------------------------------------------------------------
     expand_threshold: int = 8  # expand a leaf after this many visits (1: "all ends")
     widening: bool = False  # progressive widening: consider only the best k(n) children
@@ -151,7 +153,7 @@ class SearchConfig:
 
     def kernel_params(self, komi: float) -> "KernelParams":
         """The options the MCTS kernel reads, typed for numba."""
-        from obook.playout.policies import POLICY_NAMES
+        from obook.playout.policies import policy_code
 
         return KernelParams(
             exploration=float(self.exploration), ucb1_tuned=self.selection == "ucb1-tuned",
@@ -159,11 +161,11 @@ class SearchConfig:
             first_play_urgency=float(self.first_play_urgency), rave=bool(self.rave),
             rave_beta=self.rave_schedule == "beta", rave_k=float(self.rave_k), rave_bias=float(self.rave_bias),
             priors=bool(self.priors), prior_even=float(self.prior_even), prior_weight=float(self.prior_weight),
-            prior_model=bool(self.prior_model),
+            prior_model=bool(self.prior_model), ladders=bool(self.ladders),
             expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
             widening_a=float(self.widening_a), widening_b=float(self.widening_b),
             score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(komi),
-            policy=int(POLICY_NAMES[self.policy]),
+            policy=policy_code(self.policy, self.nakade),
         )
 
 
@@ -185,6 +187,7 @@ class KernelParams(NamedTuple):
     prior_even: float
     prior_weight: float
     prior_model: bool
+    ladders: bool
     expand_threshold: int
     widening: bool
     widening_a: float
@@ -192,7 +195,7 @@ class KernelParams(NamedTuple):
     score_reward: bool  # reward=score (False: win/loss)
     score_weight: float
     komi: float  # of the game searched
-    policy: int  # the playout policy's number (``obook.playout.policies.POLICY_NAMES``)
+    policy: int  # the playout policy's number with its flags (``obook.playout.policies.policy_code``)
 
 
 def _convert(key: str, raw: str, annotation: str):

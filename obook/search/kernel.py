@@ -29,6 +29,7 @@ from obook.go.board import (
     is_legal,
     play,
 )
+from obook.go.ladder import LadderScratch, ladder_units, new_ladder_scratch
 from obook.jit import hot
 from obook.playout.policies import max_playout_moves, playout_score, run_playout
 from obook.search.movemodel import FEATURES_LEN, log_strength, shipped_log_gamma
@@ -53,6 +54,7 @@ class Scratch(NamedTuple):
     shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
     move_log_gamma: np.ndarray  # float64[TABLE_SIZE]: the move model's log-strengths (read only)
     features: np.ndarray  # int64[FEATURES_LEN]: scratch of the move model
+    ladder: LadderScratch  # the ladder reader's board and stack (``ladders``)
 
 
 def new_search_scratch(size: int) -> Scratch:
@@ -69,12 +71,13 @@ def new_search_scratch(size: int) -> Scratch:
         shape_evidence=shipped_shape_evidence(),
         move_log_gamma=shipped_log_gamma(),
         features=np.zeros(FEATURES_LEN, np.int64),
+        ladder=new_ladder_scratch(size),
     )
 
 
 @hot(inline="always")
-def _set_prior(tree, node, b, p, c, params, shapes):
-    visits, wins = prior_for(b, p, c, params.prior_even, params.prior_weight, shapes)
+def _set_prior(tree, node, b, p, c, params, shapes, ladder):
+    visits, wins = prior_for(b, p, c, params.prior_even, params.prior_weight, shapes, ladder)
     _store_prior(tree, node, visits, wins)
 
 
@@ -93,20 +96,23 @@ def _store_prior(tree, node, visits, wins):
 def _set_model_priors(tree, node, b, c, params, sc, start, end):
     """The priors of the children ``start:end`` of ``node`` from the move model (``prior_model``):
     each child's probability among its siblings. The move before the last is the parent's move
-    (unknown at the root: none)."""
+    (unknown at the root: none). With ``ladders`` each child's ladder verdict is added."""
     parent = tree.parent[node]
     before_last = tree.move[parent] if parent >= 0 else NO_POINT
     top = -1e300
     for k in range(start, end):
-        s = log_strength(b, tree.move[k], c, before_last, sc.move_log_gamma, sc.features)
+        m = tree.move[k]
+        s = log_strength(b, m, c, before_last, sc.move_log_gamma, sc.features)
         tree.prior_wins[k] = s  # held here until the sum is known
+        tree.prior_visits[k] = ladder_units(b, m, c, sc.ladder) if params.ladders and m != PASS else 0
         top = max(top, s)
     total = 0.0
     for k in range(start, end):
         total += math.exp(tree.prior_wins[k] - top)
     for k in range(start, end):
         probability = math.exp(tree.prior_wins[k] - top) / total
-        visits, wins = model_prior(probability, end - start, params.prior_even, params.prior_weight)
+        visits, wins = model_prior(probability, end - start, params.prior_even, params.prior_weight,
+                                   tree.prior_visits[k])
         _store_prior(tree, k, visits, wins)
 
 
@@ -120,6 +126,7 @@ def expand(tree, node, b, params, sc):
     if start + n_empty + 1 > tree.move.shape[0]:
         return False
     priors = params.priors and not params.prior_model
+    ladders = params.ladders
     shapes = sc.shape_evidence
     k = start
     for i in range(n_empty):
@@ -127,11 +134,11 @@ def expand(tree, node, b, params, sc):
         if is_legal(b, p, c) and not is_eye(b, p, c):
             init_node(tree, k, p, node)
             if priors:
-                _set_prior(tree, k, b, p, c, params, shapes)
+                _set_prior(tree, k, b, p, c, params, shapes, ladder_units(b, p, c, sc.ladder) if ladders else 0)
             k += 1
     init_node(tree, k, PASS, node)
     if priors:
-        _set_prior(tree, k, b, PASS, c, params, shapes)
+        _set_prior(tree, k, b, PASS, c, params, shapes, 0)
     k += 1
     if params.priors and params.prior_model:
         _set_model_priors(tree, node, b, c, params, sc, start, k)

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from obook.go.board import PASS, SIZE, copy_board, new_board, play
-from obook.playout.policies import POLICY_NAMES, new_scratch
+from obook.playout.policies import new_scratch, policy_code
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
@@ -47,7 +47,7 @@ class SampleStream:
 
         self.config = config
         self.rng = make_rng(seed)
-        self.policy = POLICY_NAMES[config.policy]
+        self.policy = policy_code(config.policy, config.nakade)
         self.allocation = ALLOCATIONS[config.allocation]
         self.value_kind = VALUES[config.value]
         self.size = 0

@@ -17,6 +17,11 @@ corner, and finds captures and escapes sooner. The evidence, per move ``p`` of t
 - proximity: ``p`` is within distance 2 of the last move (+0.5);
 - pass: -1 while more than a quarter of the board is empty.
 
+With ``ladders`` (on by default; ``obook/go/ladder.py`` reads the chase), for either prior: an
+escape from atari that runs into a working ladder only adds stones to the capture, so its evidence
+is replaced by -4 (whatever its shape or the model says); an atari that starts a working ladder gets
++2 more (above the model's clipping range too).
+
 With ``prior_model`` the evidence comes from the learned move model instead
 (``obook/search/movemodel.py``): a child whose probability among its ``n`` siblings is ``q`` has
 ``log2(n q)`` units (how much likelier than an average sibling it is), clipped to
@@ -98,11 +103,21 @@ def move_evidence(b, p, c, shapes):
     return good, bad
 
 
+LADDER_ESCAPE = 4.0  # bad evidence units of an escape into a working ladder (and no good ones)
+LADDER_ATARI = 2.0  # good evidence units an atari that starts a working ladder adds
+
+
 @hot
-def prior_for(b, p, c, even, weight, shapes):
+def prior_for(b, p, c, even, weight, shapes, ladder):
     """(virtual visits, virtual wins) of a new child for move ``p`` of ``c``; ``shapes`` is the
-    evidence table of ``obook.search.shapes`` (indexed by the mover's view of the 3x3 code)."""
+    evidence table of ``obook.search.shapes`` (indexed by the mover's view of the 3x3 code),
+    ``ladder`` the move's ladder verdict (``obook.go.ladder.ladder_units``; 0 without reading)."""
     good, bad = move_evidence(b, p, c, shapes)
+    if ladder < 0:
+        good = 0.0
+        bad = LADDER_ESCAPE
+    elif ladder > 0:
+        good += LADDER_ATARI
     visits = even + weight * (good + bad)
     wins = 0.5 * even + weight * good
     return visits, wins
@@ -112,11 +127,15 @@ MODEL_EVIDENCE_RANGE = (-3.0, 4.0)
 
 
 @hot(inline="always")
-def model_prior(probability, siblings, even, weight):
+def model_prior(probability, siblings, even, weight, ladder):
     """(virtual visits, virtual wins) of a child the move model gives ``probability`` among
-    ``siblings`` children (see the module docstring)."""
+    ``siblings`` children, with ``ladder`` its ladder verdict (see the module docstring)."""
     lo, hi = MODEL_EVIDENCE_RANGE
     evidence = min(max(math.log2(max(probability * siblings, 1e-300)), lo), hi)
+    if ladder < 0:
+        evidence = max(-LADDER_ESCAPE, lo)
+    elif ladder > 0:
+        evidence += LADDER_ATARI
     good = max(evidence, 0.0)
     bad = max(-evidence, 0.0)
     return even + weight * (good + bad), 0.5 * even + weight * good

@@ -8,11 +8,12 @@ from obook.playout.policies import (
     ATARI50,
     HEAVY,
     LIGHT,
+    NAKADE,
     new_scratch,
     playout_batch,
     select_move,
 )
-from obook.playout.heavy import _low_liberty_moves
+from obook.playout.heavy import _low_liberty_moves, vital_point
 from obook.go.position import Position
 from obook.rng import make_rng
 
@@ -240,3 +241,53 @@ def test_a_full_record_stops_recording_not_playing():
     moves = np.zeros(5, np.int32)
     played, end, _ = run_playout(board, LIGHT, make_rng(3), new_scratch(board), moves, None, 0, None, 0.0)
     assert end == 5 and played > 5
+
+
+def test_nakade_rule_plays_the_vital_point_of_a_three_point_eye_space():
+    # White E1 closes a straight three (B1 C1 D1) on the edge: C1, its middle, kills.
+    position = after_last_move(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        O O O O O . .
+        O . . . . . .
+        """, "W", "E1")
+    assert {position.vertex(p) for p in move_counts(position, HEAVY | NAKADE, 200, seed=3)} == {"C1"}
+    assert len(heavy_choices(position)) > 1  # without the rule the policy does not know it
+
+
+def test_nakade_rule_leaves_a_space_the_other_colour_touches():
+    position = after_last_move(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        O O X O O . .
+        O . . . . . .
+        """, "W", "E1")
+    assert len({position.vertex(p) for p in move_counts(position, HEAVY | NAKADE, 200, seed=3)}) > 1
+
+
+def test_vital_points_of_the_killable_eye_shapes():
+    board = Position(size=9).board
+
+    def vital(*vertices: str) -> str | None:
+        position = Position(size=9)
+        region = np.array([position.point(v) for v in vertices] + [0], np.int32)
+        p = int(vital_point(board, region, len(vertices)))
+        return None if p == rules.NO_POINT else position.vertex(p)
+
+    assert vital("D5", "E5", "F5") == "E5"  # straight three
+    assert vital("D5", "E5", "E6") == "E5"  # bent three
+    assert vital("D5", "E5", "F5", "E6") == "E5"  # pyramid four
+    assert vital("D5", "E5", "D6", "E6", "E7") == "E6"  # bulky five
+    assert vital("E4", "D5", "E5", "F5", "E6") == "E5"  # crossed five
+    assert vital("D5", "E5", "D6", "E6") is None  # square four: dead already
+    assert vital("C5", "D5", "E5", "F5") is None  # straight four lives
+    assert vital("C5", "D5", "E5", "F5", "E6") is None  # a five with two points to answer lives
+    assert vital("D5", "E5") is None

@@ -113,10 +113,10 @@ def test_prior_is_even_visits_plus_weighted_evidence():
         """, to_move="B")
     shapes = shipped_shape_evidence()
     good, bad = evidence(position, "B1", shapes)
-    visits, wins = prior_for(position.board, position.point("B1"), BLACK, 10.0, 5.0, shapes)
+    visits, wins = prior_for(position.board, position.point("B1"), BLACK, 10.0, 5.0, shapes, 0)
     assert visits == pytest.approx(10 + 5 * (good + bad))
     assert wins == pytest.approx(5 + 5 * good)
-    visits, wins = prior_for(Position(size=9).board, PASS, WHITE, 10.0, 5.0, shapes)
+    visits, wins = prior_for(Position(size=9).board, PASS, WHITE, 10.0, 5.0, shapes, 0)
     assert (visits, wins) == (15.0, 5.0)
 
 
@@ -133,3 +133,44 @@ def test_shipped_shape_counts_are_what_the_documented_command_learns(shared_dir,
         assert (learned["chosen"] <= learned["available"]).all()
         assert 20000 < learned["chosen"].sum() < 30000
         assert set(learned["codes"]) <= set(np.unique(canonical_codes()))
+
+
+def test_ladder_reading_ranks_an_escape_into_a_working_ladder_below():
+    from tests.go.test_ladder import BROKEN, LADDER
+    from tests.search.test_movemodel import _root_priors
+
+    def values(diagram: str, spec: str) -> dict[str, float]:
+        position = Position.from_ascii(diagram, to_move="W")
+        return {v: wins / visits for v, (wins, visits) in _root_priors(position, spec).items()}
+
+    for prior in ("prior_model=off", "prior_model=on"):
+        blind = values(LADDER, prior + ",ladders=off")
+        seeing = values(LADDER, prior + ",ladders=on")
+        # Without reading, running out of atari is among the best moves; reading, it is below average.
+        assert blind["E4"] > 0.5 and sorted(blind.values()).index(blind["E4"]) >= len(blind) - 5
+        assert seeing["E4"] < 0.5 and seeing["E4"] < blind["E4"] - 0.2, prior
+        assert {v: x for v, x in seeing.items() if v != "E4"} == {v: x for v, x in blind.items() if v != "E4"}
+        # With a ladder breaker the escape works, and reading keeps it where it was.
+        assert values(BROKEN, prior + ",ladders=on")["E4"] == values(BROKEN, prior + ",ladders=off")["E4"] > 0.5
+
+
+def test_ladder_reading_favours_the_atari_that_starts_a_working_ladder():
+    from tests.search.test_movemodel import _root_priors
+
+    position = Position.from_ascii(
+        """
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . X X . . . .
+        . . X O . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        """, to_move="B")
+    for prior in ("prior_model=off", "prior_model=on"):
+        blind = {v: w / n for v, (w, n) in _root_priors(position, prior + ",ladders=off").items()}
+        seeing = {v: w / n for v, (w, n) in _root_priors(position, prior + ",ladders=on").items()}
+        assert seeing["D3"] > blind["D3"] and seeing["E4"] == blind["E4"], prior
+        assert max(seeing, key=seeing.get) == "D3", prior
