@@ -24,7 +24,9 @@ from tests.grid.test_grid_faults import grid_over, redis_ready, wait_for_driver 
 
 RESTARTS = (3.0, 0.0)  # seconds the server stays down: 3 s of refused connections, then an immediate restart
 PLAYERS = 2
-OPTIONS = ("--size", "7", "--search", "playouts=200", "--seconds-per-move", "0", "--depth", "10")  # games of seconds
+# Games of a few seconds on a quiet machine: at 200 playouts 10 games took about 2 s in all, and the
+# build could end between the two restarts.
+OPTIONS = ("--size", "7", "--search", "playouts=2000", "--seconds-per-move", "0", "--depth", "10")
 THRESHOLDS = (2, 5)  # finished games before each restart
 
 
