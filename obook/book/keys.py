@@ -15,6 +15,7 @@ import numpy as np
 from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS
 from obook.go.symmetry import N_SYMMETRIES, symmetric_keys, symmetry_maps
+from obook.go.vertex import format_vertex, parse_vertex
 from obook.go.zobrist import KEY_VERSION
 from obook.go.position import Position
 
@@ -93,11 +94,10 @@ def record_images(size: int, moves: list[str] | tuple[str, ...]) -> list[str]:
     """The game records ("E5 G5", as the store writes moves) of ``moves`` (GTP vertices as
     ``format_vertex`` writes them) under each of the 8 symmetries, without repeats: a game that
     starts with any of them goes through the position these moves reach (or a symmetric copy)."""
-    from obook.go.symmetry import transform_point
-    from obook.go.vertex import format_vertex, parse_vertex
-
+    maps = symmetry_maps(size)
     points = [parse_vertex(v, size) for v in moves]
-    images = {" ".join(format_vertex(transform_point(p, s, size), size) for p in points) for s in range(N_SYMMETRIES)}
+    images = {" ".join(format_vertex(p if p == PASS else int(maps[s, p]), size) for p in points)
+              for s in range(N_SYMMETRIES)}
     return sorted(images)
 
 

@@ -19,8 +19,8 @@ corner, and finds captures and escapes sooner. The evidence, per move ``p`` of t
 
 With ``ladders`` (on by default; ``obook/go/ladder.py`` reads the chase), for either prior: an
 escape from atari that runs into a working ladder only adds stones to the capture, so its evidence
-is replaced by -4 (whatever its shape or the model says); an atari that starts a working ladder gets
-+2 more (above the model's clipping range too).
+is replaced by -4 (whatever its shape says; with the model, by the model's lowest, -3); an atari that
+starts a working ladder gets +2 more (above the model's clipping range too).
 
 With ``prior_model`` the evidence comes from the learned move model instead
 (``obook/search/movemodel.py``): a child whose probability among its ``n`` siblings is ``q`` has
