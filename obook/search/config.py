@@ -70,6 +70,8 @@ class SearchConfig:
     # --- budgets and moves -------------------------------------------------------------------
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
+    time_manager: bool = False  # under seconds: stop early when settled, spend the saving where unstable (timing.py)
+    time_extend: float = 1.0  # the most a move may spend beyond its seconds, in multiples of them
     reuse_tree: bool = True  # keep the subtree of the actual moves between searches
     opening_moves: int = 0  # the player's first N own moves of a game search opening_factor x the budget
     opening_factor: float = 100.0  # (search/opening.py: the ceiling of what a book can give)
@@ -104,6 +106,10 @@ class SearchConfig:
             raise ObookError("search option max_nodes must be at least 1000")
         if self.processes < 1:
             raise ObookError("search option processes must be at least 1")
+        if self.time_extend < 0:
+            raise ObookError("search option time_extend must not be negative")
+        if self.time_manager and self.processes > 1:
+            raise ObookError("search option time_manager=on needs processes=1 (one tree, one clock)")
         if self.opening_moves < 0:
             raise ObookError("search option opening_moves must not be negative")
         if self.opening_factor <= 0:

@@ -20,6 +20,7 @@ from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
 from obook.search.player import Player, cancelled, decide, resolve_seed
 from obook.search.result import MoveStats, SearchResult
+from obook.search.timing import TimeManager, summarize_root
 from obook.search.tree import N_NODES, NO_NODE, ROOT, compact_subtree, new_tree, reset_tree
 
 
@@ -34,10 +35,13 @@ class MCTSPlayer(Player):
         self._size = None
         self._root_moves: list[tuple[int, int]] | None = None
         self._root_setup = None
+        self.time_manager = TimeManager(config.time_extend) if config.time_manager else None
 
     def new_game(self) -> None:
         reset_tree(self.tree)
         self._root_moves = None
+        if self.time_manager is not None:
+            self.time_manager.new_game()
 
     def reseed(self, seed: int) -> None:
         self.rng = make_rng(seed or 1)
@@ -110,6 +114,7 @@ class MCTSPlayer(Player):
         last_report = start
         done = 0
         chunk = 64
+        manager = self.time_manager if budget.seconds is not None else None
         while done < budget.playouts:
             step = min(chunk, budget.playouts - done)
             t0 = time.perf_counter()
@@ -121,14 +126,30 @@ class MCTSPlayer(Player):
                 chunk = min(chunk * 2, 1 << 16)
             elif spent > 0.08 and chunk > 16:
                 chunk //= 2
-            if budget.seconds is not None and now - start >= budget.seconds:
+            if manager is not None:
+                if manager.should_stop(budget.seconds, now - start, done, self._root_summary()):
+                    break
+            elif budget.seconds is not None and now - start >= budget.seconds:
                 break
             if on_progress is not None and now - last_report >= progress_interval:
                 on_progress(self.result(position, done, now - start))
                 last_report = now
             if cancelled(cancel):
                 break
-        return self.result(position, done, time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
+        if manager is not None:
+            manager.charge(budget.seconds, elapsed)
+        return self.result(position, done, elapsed)
+
+    def _root_summary(self):
+        tree = self.tree
+        root = int(tree.meta[ROOT])
+        first = int(tree.first_child[root])
+        if first == NO_NODE:
+            return summarize_root(np.zeros(0), np.zeros(0))
+        children = slice(first, first + int(tree.n_children[root]))
+        return summarize_root(tree.visits[children] - tree.prior_visits[children],
+                              tree.wins[children] - tree.prior_wins[children])
 
     def _add_root_priors(self, priors: dict[int, tuple[float, float]]) -> None:
         tree = self.tree
