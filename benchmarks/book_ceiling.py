@@ -75,6 +75,29 @@ def report(rows: list[dict]) -> list[dict]:
     return table
 
 
+def plot(table: list[dict], path: Path) -> None:
+    """A's score against the deep own moves k, one line per play budget P."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for playouts in sorted({r["playouts"] for r in table}):
+        cells = sorted((r for r in table if r["playouts"] == playouts), key=lambda r: r["moves"])
+        xs = [r["moves"] for r in cells]
+        ys = [100 * r["a_score"] for r in cells]
+        err = [[100 * (r["a_score"] - r["ci95"][0]) for r in cells], [100 * (r["ci95"][1] - r["a_score"]) for r in cells]]
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"P = {playouts}, deep = {cells[0]['factor']:g} P")
+    ax.axhline(50, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("own moves searched deep (k)")
+    ax.set_ylabel("score against the plain engine, % (95%)")
+    ax.set_title("The ceiling of a book (9x9, komi 7.5)")
+    ax.legend(loc="upper left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--playouts", type=int, nargs="+", default=[100, 300], help="play budgets P")
@@ -85,14 +108,18 @@ def main() -> int:
     parser.add_argument("--config", default="", help="search options of both engines besides playouts")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="only print the table of recorded games")
+    parser.add_argument("--plot", type=Path, help="also draw the table to this image")
     args = parser.parse_args()
     if not args.report:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         for playouts in args.playouts:
             for moves in args.moves:
                 run_cell(playouts, moves, args.factor, args.games, args.parallel, args.out, args.config)
-    for line in report(load(args.out)):
+    table = report(load(args.out))
+    for line in table:
         print(json.dumps(line))
+    if args.plot:
+        plot(table, args.plot)
     return 0
 
 

@@ -125,6 +125,35 @@ def report(rows: list[dict]) -> list[dict]:
     return table
 
 
+def plot_curves(table: list[dict], spec: str, path: Path) -> None:
+    """One panel per ``title=series,series;...`` group of ``spec``; a series is one book's checkpoints,
+    or several books' joined by ``+`` (checkpoints of separate builds of one configuration)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = [part.split("=", 1) for part in spec.split(";") if part.strip()]
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), sharey=True, squeeze=False)
+    for ax, (title, series) in zip(axes[0], panels):
+        for offset, names in enumerate(series.split(",")):
+            books = names.split("+")
+            points = sorted((r["expansions"], r["score"], r["ci95"]) for r in table if r["book"] in books)
+            if not points:
+                continue
+            xs = [x + 3 * (offset - 1) for x, _, _ in points]  # side by side, so the bars do not overlap
+            ys = [100 * y for _, y, _ in points]
+            err = [[100 * (y - lo) for _, y, (lo, _) in points], [100 * (hi - y) for _, y, (_, hi) in points]]
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=books[0].rstrip("0123456789k").rstrip("0123456789"))
+        ax.axhline(50, color="grey", lw=0.8, ls="--")
+        ax.set_title(title.strip())
+        ax.set_xlabel("self-play games in the book")
+        ax.legend(loc="upper left", fontsize=8)
+    axes[0][0].set_ylabel("engine+book score, % (95% interval)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--db", default="/tmp/minimax-book.db", help="the book's store (SQLite path or URL)")
@@ -147,6 +176,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="build processes and games played at once")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="only print the table of what is recorded")
+    parser.add_argument("--plot", type=Path, help="with --curves: draw the learning curves to this image")
+    parser.add_argument("--curves", default="", help='panels of series: "komi 7=mvbm3000k7,beta3000k7;komi 7.5=..."; '
+                        "a series joins books by +")
     args = parser.parse_args()
     if not args.report:
         from obook.book.library import BookSettings, ensure_book, open_book_store
@@ -176,6 +208,8 @@ def main() -> None:
               f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games "
               f"(as Black {100 * (row['as_black'] or 0):.1f}%, as White {100 * (row['as_white'] or 0):.1f}%), "
               + (f"{row['mean_book_moves']:.2f} book moves a game" if row['mean_book_moves'] is not None else "-"))
+    if args.plot:
+        plot_curves(report(load(args.out)), args.curves, args.plot)
 
 
 if __name__ == "__main__":
