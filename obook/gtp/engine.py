@@ -280,10 +280,11 @@ class GTPEngine(GTPProtocol):
         think = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
         budget = Budget.for_clock(self.config, think)
         started = time.perf_counter()
+        deadline = started + think if think is not None else None  # a time manager never spends beyond the clock's share
         with self._tree_guard(position):
             result = self.player.genmove(position, seconds=budget.seconds, playouts=budget.playouts,
                                          on_progress=on_progress, progress_interval=min(progress_interval, 0.1),
-                                         cancel=CancelToken(self._interrupt))
+                                         cancel=CancelToken(self._interrupt, deadline))
         elapsed = time.perf_counter() - started
         self.clock.spend(color, elapsed)
         if result is not None:

@@ -20,7 +20,7 @@ from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
 from obook.search.player import Player, cancelled, decide, resolve_seed
 from obook.search.result import MoveStats, SearchResult
-from obook.search.timing import TimeManager, summarize_root
+from obook.search.timing import TimeBank, summarize_root
 from obook.search.tree import N_NODES, NO_NODE, ROOT, compact_subtree, new_tree, reset_tree
 
 
@@ -35,13 +35,13 @@ class MCTSPlayer(Player):
         self._size = None
         self._root_moves: list[tuple[int, int]] | None = None
         self._root_setup = None
-        self.time_manager = TimeManager(config.time_extend) if config.time_manager else None
+        self.time_bank = TimeBank(config.time_extend) if config.time_manager else None
 
     def new_game(self) -> None:
         reset_tree(self.tree)
         self._root_moves = None
-        if self.time_manager is not None:
-            self.time_manager.new_game()
+        if self.time_bank is not None:
+            self.time_bank.new_game()
 
     def reseed(self, seed: int) -> None:
         self.rng = make_rng(seed or 1)
@@ -114,7 +114,7 @@ class MCTSPlayer(Player):
         last_report = start
         done = 0
         chunk = 64
-        manager = self.time_manager if budget.seconds is not None else None
+        manager = self.time_bank if budget.seconds is not None else None
         while done < budget.playouts:
             step = min(chunk, budget.playouts - done)
             t0 = time.perf_counter()

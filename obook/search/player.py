@@ -38,17 +38,20 @@ def stream_seed(base: int, k: int) -> int:
 class CancelToken:
     """Asks a running search to stop: ``genmove(..., cancel=token)`` checks it between chunks of
     simulations and returns the best result found so far. Safe to set from another thread;
-    ``event`` lets a token share an event the caller already has (GTP's interrupt)."""
+    ``event`` lets a token share an event the caller already has (GTP's interrupt); ``deadline``
+    (a ``time.perf_counter()`` instant) cancels by itself when it passes, so a game clock's limit
+    holds whatever the player's own time manager would spend."""
 
-    def __init__(self, event: threading.Event | None = None):
+    def __init__(self, event: threading.Event | None = None, deadline: float | None = None):
         self._event = event if event is not None else threading.Event()
+        self._deadline = deadline
 
     def cancel(self) -> None:
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set()
+        return self._event.is_set() or (self._deadline is not None and time.perf_counter() >= self._deadline)
 
 
 def cancelled(cancel: CancelToken | None) -> bool:

@@ -50,7 +50,7 @@ def summarize_root(visits: np.ndarray, wins: np.ndarray) -> RootSummary:
     return RootSummary(first, second, bool(rates[order[0]] >= best_rate - 1e-12))
 
 
-class TimeManager:
+class TimeBank:
     """The bank of one game's saved seconds and the stop rule of each search (module docstring).
     ``extend``: the most a move may spend beyond its base, in multiples of it."""
 
@@ -77,4 +77,4 @@ class TimeManager:
         self.bank = max(0.0, self.bank + base - elapsed)
 
 
-__all__ = ["RootSummary", "TimeManager", "summarize_root"]
+__all__ = ["RootSummary", "TimeBank", "summarize_root"]

@@ -1,14 +1,18 @@
 """The time manager: its stop rule and bank on given numbers, and a real search that stops early
 on a position with one winning move."""
 
+import io
+import time
+
 import numpy as np
 import pytest
 
 from obook.errors import ObookError
 from obook.go.position import Position
+from obook.gtp.engine import GTPEngine
 from obook.search.config import SearchConfig
 from obook.search.players import make_player
-from obook.search.timing import RootSummary, TimeManager, summarize_root
+from obook.search.timing import RootSummary, TimeBank, summarize_root
 
 from tests.search.test_mcts import CAPTURING_RACE
 
@@ -31,7 +35,7 @@ def test_summary_reads_the_two_most_visited_and_whether_the_first_has_the_best_r
 
 
 def test_early_stop_only_when_the_runner_up_cannot_catch_up():
-    manager = TimeManager()
+    manager = TimeBank()
     # 600 simulations in 0.6 s: 400 more fit in the 0.4 s left; the runner-up lacks 520
     assert manager.should_stop(1.0, 0.6, 600, SETTLED)
     assert not manager.should_stop(1.0, 0.6, 600, CLOSE)
@@ -41,7 +45,7 @@ def test_early_stop_only_when_the_runner_up_cannot_catch_up():
 
 
 def test_an_unstable_move_spends_the_bank_and_no_more():
-    manager = TimeManager(extend=1.0)
+    manager = TimeBank(extend=1.0)
     assert manager.should_stop(1.0, 1.0, 2000, CLOSE)  # nothing saved yet: stop at the base
     manager.charge(1.0, 0.4)
     manager.charge(1.0, 0.7)
@@ -66,7 +70,7 @@ def test_a_search_with_one_winning_move_stops_early_and_banks_the_rest():
     result = player.genmove(position)
     assert position.vertex(result.move) == "A1"
     assert result.seconds < 0.9
-    assert player.time_manager.bank == pytest.approx(1.0 - result.seconds, abs=0.05)
+    assert player.time_bank.bank == pytest.approx(1.0 - result.seconds, abs=0.05)
     plain = make_player("seconds=0.3,seed=3")
     assert plain.genmove(position).seconds >= 0.3
 
@@ -76,3 +80,21 @@ def test_time_manager_options_are_checked():
         SearchConfig.from_spec("time_extend=-1")
     with pytest.raises(ObookError, match="time_manager"):
         SearchConfig.from_spec("time_manager=on,processes=2")
+
+
+def test_an_unstable_move_extends_but_never_past_the_clock_s_deadline():
+    # White answers E5: the best answers come in symmetric twins with about equal visits, so the
+    # most visited move stays unstable and the search draws on its bank ...
+    position = Position.from_moves("E5", size=9)
+    make_player("playouts=64,seed=3").genmove(position)
+    player = make_player("seconds=0.2,time_manager=on,time_extend=10,seed=4")
+    player.time_bank.bank = 100.0
+    assert player.genmove(position).seconds > 0.3
+    # ... unless a deadline stops it: GTP gives every search the clock's share as its deadline
+    engine = GTPEngine("seconds=0.2,time_manager=on,time_extend=10,seed=4", log=io.StringIO())
+    engine.handle("time_settings 0 1 1")  # byo-yomi: 1 s for each move
+    engine.handle("play b E5")
+    engine.player.time_bank.bank = 100.0
+    started = time.perf_counter()
+    engine.handle("genmove w")
+    assert time.perf_counter() - started < 1.0
