@@ -46,7 +46,7 @@ class SearchConfig:
     priors: bool = True  # new children start with virtual simulations from Go heuristics
     prior_even: float = 10.0  # virtual simulations at 50% every child gets
     prior_weight: float = 10.0  # virtual wins (losses) per unit of good (bad) evidence
-    prior_model: bool = False  # evidence from the learned move model (movemodel.py) instead of hand-set rules
+    prior_model: bool = True  # evidence from the learned move model (movemodel.py); off: the hand-set rules (priors.py)
     ladders: bool = True  # ladder reading in the priors: escapes into a working ladder bad, ladder ataris good
     # --- expansion ---------------------------------------------------------------------------
     expand_threshold: int = 8  # expand a leaf after this many visits (1: "all ends")

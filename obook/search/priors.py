@@ -22,7 +22,7 @@ escape from atari that runs into a working ladder only adds stones to the captur
 is replaced by -4 (whatever its shape says; with the model, by the model's lowest, -3); an atari that
 starts a working ladder gets +2 more (above the model's clipping range too).
 
-With ``prior_model`` the evidence comes from the learned move model instead
+With ``prior_model`` (the default) the evidence comes from the learned move model instead
 (``obook/search/movemodel.py``): a child whose probability among its ``n`` siblings is ``q`` has
 ``log2(n q)`` units (how much likelier than an average sibling it is), clipped to
 ``MODEL_EVIDENCE_RANGE``, as good or bad evidence: the same virtual wins in proportion as above, with

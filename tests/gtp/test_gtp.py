@@ -225,7 +225,7 @@ def test_cleanup_genmove_captures_dead_stones_instead_of_passing(engine, tmp_pat
 def test_a_lost_player_keeps_playing_in_the_cleanup_phase():
     # This engine resigns in any position; in KGS's cleanup phase a resignation must not become a
     # pass either, or the opponent would capture every stone it can reach.
-    engine = GTPEngine("playouts=600,seed=3,resign_threshold=0.999", size=9, komi=7.5, log=io.StringIO(),
+    engine = GTPEngine("playouts=2000,seed=3,resign_threshold=0.999", size=9, komi=7.5, log=io.StringIO(),
                        ownership_playouts=400)
     assert ok(engine, "genmove b") == "resign"
     assert ok(engine, "kgs-genmove_cleanup b") not in ("pass", "resign")

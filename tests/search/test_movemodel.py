@@ -201,6 +201,7 @@ def test_model_priors_favour_the_capture_and_stay_off_by_default():
     model = {v: wins / visits for v, (wins, visits) in _root_priors(position, "prior_model=on").items()}
     assert max(model, key=model.get) == "E1"  # takes four stones
     assert model["A9"] < 0.5 and model["pass"] < 0.5
-    default = {v: wins / visits for v, (wins, visits) in _root_priors(position, "").items()}
-    assert default.keys() == model.keys() and default != model
+    hand = {v: wins / visits for v, (wins, visits) in _root_priors(position, "prior_model=off").items()}
+    assert hand.keys() == model.keys() and hand != model
+    assert _root_priors(position, "") == _root_priors(position, "prior_model=on")  # the model is the default
     assert set(_root_priors(position, "priors=off,prior_model=on").values()) == {(0.0, 0.0)}
