@@ -114,7 +114,7 @@ class MCTSPlayer(Player):
         last_report = start
         done = 0
         chunk = 64
-        manager = self.time_bank if budget.seconds is not None else None
+        bank = self.time_bank if budget.seconds is not None else None
         while done < budget.playouts:
             step = min(chunk, budget.playouts - done)
             t0 = time.perf_counter()
@@ -126,8 +126,8 @@ class MCTSPlayer(Player):
                 chunk = min(chunk * 2, 1 << 16)
             elif spent > 0.08 and chunk > 16:
                 chunk //= 2
-            if manager is not None:
-                if manager.should_stop(budget.seconds, now - start, done, self._root_summary()):
+            if bank is not None:
+                if bank.should_stop(budget.seconds, now - start, done, self._root_summary()):
                     break
             elif budget.seconds is not None and now - start >= budget.seconds:
                 break
@@ -137,8 +137,8 @@ class MCTSPlayer(Player):
             if cancelled(cancel):
                 break
         elapsed = time.perf_counter() - start
-        if manager is not None:
-            manager.charge(budget.seconds, elapsed)
+        if bank is not None:
+            bank.charge(budget.seconds, elapsed)
         return self.result(position, done, elapsed)
 
     def _root_summary(self):
