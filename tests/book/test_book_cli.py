@@ -47,6 +47,12 @@ def counts(url: str, name: str) -> dict:
         return game_counts(conn, book.id).get(book.id, {})
 
 
+def _ctrl_c_as_in_a_terminal() -> None:
+    """A shell starts background jobs with SIGINT ignored, and a child inherits that: the build
+    would then never see the test's Ctrl-C (as when the suite itself runs in the background)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_build_is_interrupted_and_continues(tmp_path, compiled_engine):
     url = f"sqlite:///{tmp_path / 'b.db'}"
     # so many games that Ctrl-C comes mid-build however slowly this test polls (a loaded machine once
@@ -54,7 +60,7 @@ def test_build_is_interrupted_and_continues(tmp_path, compiled_engine):
     process = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "k",
                                 "--games", "5000",
                                 "--workers", "2", "--quiet", *BUILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True)
+                               text=True, preexec_fn=_ctrl_c_as_in_a_terminal)
     deadline = time.time() + 300
     while time.time() < deadline:  # wait until moves are being stored, then Ctrl-C
         time.sleep(0.1)
