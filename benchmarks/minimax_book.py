@@ -144,7 +144,7 @@ def plot_curves(table: list[dict], spec: str, path: Path) -> None:
             xs = [x + 3 * (offset - 1) for x, _, _ in points]  # side by side, so the bars do not overlap
             ys = [100 * y for _, y, _ in points]
             err = [[100 * (y - lo) for _, y, (lo, _) in points], [100 * (hi - y) for _, y, (_, hi) in points]]
-            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=books[0].rstrip("0123456789k").rstrip("0123456789"))
+            ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=books[0].rstrip("0123456789k"))  # mvbm3000k75 -> mvbm
         ax.axhline(50, color="grey", lw=0.8, ls="--")
         ax.set_title(title.strip())
         ax.set_xlabel("self-play games in the book")
