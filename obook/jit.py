@@ -35,12 +35,13 @@ def _source_digest() -> str:
 
     Numba keys a cached function by its own file only, so after an edit to ``board.py`` the cached
     ``policies.playout`` would keep running the old rules. Caching under a directory named after
-    the whole package's source makes any change start a fresh cache."""
+    the whole package's source makes any change start a fresh cache. The playouts' data files
+    (``obook/playout/*.npz``) are read into constants of the compiled code, so they count too."""
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(root.rglob("*.py")) + sorted((root / "playout").glob("*.npz")):
         text = path.read_bytes()
-        if _holds_compiled_code(path, text):
+        if path.suffix == ".npz" or _holds_compiled_code(path, text):
             digest.update(str(path.relative_to(root)).encode())
             digest.update(text)
     return digest.hexdigest()[:16]

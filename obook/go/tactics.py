@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from obook.go.board import EMPTY, WIDTH, in_atari
+from obook.go.board import BLACK, EMPTY, WIDTH, in_atari
 from obook.jit import hot
 
 
@@ -28,6 +28,15 @@ def pattern_code(b, p):
         | (np.int64(col[p - 1]) << 12)
         | (np.int64(col[p + w - 1]) << 14)
     )
+
+
+@hot(inline="always")
+def mover_code(code, c):
+    """The 3x3 code as ``c`` sees it: its own stones as BLACK (swap the colours when ``c`` is WHITE)."""
+    if c == BLACK:
+        return code
+    swap = (code ^ (code >> 1)) & 0x5555
+    return code ^ (swap | (swap << 1))
 
 
 @hot(inline="always")

@@ -18,6 +18,13 @@ leaves an eye space of 3 to 5 empty points next to it enclosed by its own colour
 after a capture), in a shape one move kills (straight or bent three, pyramid four, bulky or crossed
 five), play its vital point: the point of the space with the most neighbours in it.
 
+With the model rule (``playout_model=on``), rule 3 draws instead among the 8 empty neighbours of the last
+move that are legal, not own eyes and not self-ataris, each in proportion to its strength under the
+learned move model (its 3x3 shape, its distance to the last move and its line: ``weights.py``), with
+every other empty point standing for the model's strength of a far move: so a strong local shape is
+played almost always, a weak one seldom, and otherwise rules 4 and 5 choose (as CrazyStone draws its
+playout moves by Coulom's strengths, here only near the last move so that a move costs 8 lookups).
+
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
 8 orientations and with either colour to move (shapes are good moves for both sides).
@@ -26,6 +33,7 @@ N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matc
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -38,6 +46,7 @@ from obook.go.board import (
     N_EMPTY,
     NO_POINT,
     PASS,
+    SIZE,
     TO_MOVE,
     WHITE,
     WIDTH,
@@ -47,8 +56,16 @@ from obook.go.board import (
     is_eye,
     is_legal,
 )
-from obook.go.tactics import liberties_after, liberties_after_extending, pattern_code, string_liberties, touches_own
+from obook.go.tactics import (
+    liberties_after,
+    liberties_after_extending,
+    mover_code,
+    pattern_code,
+    string_liberties,
+    touches_own,
+)
 from obook.jit import hot
+from obook.playout.weights import load_weights
 from obook.rng import rand_below
 
 # Shapes with the move at the centre. X and O are the two colours (both assignments are tried),
@@ -202,6 +219,72 @@ def _pattern_moves(b, last, c, out):
     return n
 
 
+_WEIGHTS = load_weights()
+# Strengths (not logarithms) of the model rule, baked into the compiled code (the cache's digest
+# covers the weights file: obook/jit.py). FIXED is the fixed-point scale they are drawn at.
+MODEL_PATTERN = np.exp(_WEIGHTS.pattern).astype(np.float32)
+MODEL_NEAR = np.exp(_WEIGHTS.near)
+MODEL_LINE = np.exp(_WEIGHTS.line)
+MODEL_FAR = math.exp(_WEIGHTS.far)
+FIXED = 64.0
+
+
+@hot(inline="always")
+def _model_move(b, last, c, rng, out):
+    """Rule 3 with the model (see the module docstring): a point, or NO_POINT to go on to rule 4.
+    Uses ``out[0:16]`` for the candidates and their strengths in fixed point. The legality and
+    self-atari checks cost more than the strengths, so only a drawn point is checked (a point that
+    fails is taken out and the draw repeated)."""
+    w = b.scalars[WIDTH]
+    size = b.scalars[SIZE]
+    n = 0
+    total = 0
+    for k in range(8):
+        if k == 0:
+            p = last - w
+        elif k == 1:
+            p = last - 1
+        elif k == 2:
+            p = last + 1
+        elif k == 3:
+            p = last + w
+        elif k == 4:
+            p = last - w - 1
+        elif k == 5:
+            p = last - w + 1
+        elif k == 6:
+            p = last + w - 1
+        else:
+            p = last + w + 1
+        if b.color[p] != EMPTY:
+            continue
+        x = p % w - 1
+        y = p // w - 1
+        line = min(min(x, y), min(size - 1 - x, size - 1 - y))
+        strength = MODEL_PATTERN[mover_code(pattern_code(b, p), c)] * MODEL_NEAR[0 if k < 4 else 1] \
+            * MODEL_LINE[min(line, 4)]
+        weight = np.int64(strength * FIXED) + 1
+        out[n] = p
+        out[8 + n] = weight
+        total += weight
+        n += 1
+    far = np.int64((b.scalars[N_EMPTY] - n) * MODEL_FAR * FIXED)
+    while total > 0:
+        r = rand_below(rng, total + far)
+        if r >= total:
+            return NO_POINT
+        i = 0
+        while r >= out[8 + i]:
+            r -= out[8 + i]
+            i += 1
+        p = out[i]
+        if _playable(b, p, c) and liberties_after(b, p, c) >= 2:
+            return p
+        total -= out[8 + i]
+        out[8 + i] = 0
+    return NO_POINT
+
+
 NAKADE_MAX = 5  # eye spaces above this size are not read
 
 
@@ -337,9 +420,9 @@ def _random_move(b, c, rng):
 
 
 @hot(inline="always")
-def heavy_move(b, rng, out, nakade):
+def heavy_move(b, rng, out, nakade, model):
     """The ``heavy`` policy's move for the side to move (see the module docstring); ``nakade`` turns
-    the nakade rule on."""
+    the nakade rule on, ``model`` the model rule."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
@@ -357,9 +440,14 @@ def heavy_move(b, rng, out, nakade):
         n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
         if n > 0:
             return out[rand_below(rng, n)]
-        n = _pattern_moves(b, last, c, out)
-        if n > 0:
-            return out[rand_below(rng, n)]
+        if model:
+            p = _model_move(b, last, c, rng, out)
+            if p != NO_POINT:
+                return p
+        else:
+            n = _pattern_moves(b, last, c, out)
+            if n > 0:
+                return out[rand_below(rng, n)]
     n = _capture_anywhere(b, c, out)
     if n > 0:
         return out[rand_below(rng, n)]

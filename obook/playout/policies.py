@@ -12,7 +12,8 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
   the probability (50/N1 % each) and the N2 other valid moves share the other 50% (all of it goes to
   captures when N2 = 0).
 - ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
-  ``heavy.py``. ``HEAVY | NAKADE`` adds its nakade rule (``policy_code``).
+  ``heavy.py``. ``HEAVY | NAKADE`` adds its nakade rule, ``HEAVY | MODEL`` its model rule
+  (``policy_code``).
 """
 
 from __future__ import annotations
@@ -45,11 +46,15 @@ HEAVY = 2
 POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY}
 POLICY_MASK = 7
 NAKADE = 8  # a flag on HEAVY: play the vital point of an eye space the last move left (heavy.py)
+MODEL = 16  # a flag on HEAVY: draw the answer near the last move by the learned model (heavy.py)
 
 
-def policy_code(name: str, nakade: bool = False) -> int:
-    """The number the playout loop takes for the policy ``name``, with the nakade flag (heavy only)."""
-    return POLICY_NAMES[name] | (NAKADE if nakade and POLICY_NAMES[name] == HEAVY else 0)
+def policy_code(name: str, nakade: bool = False, model: bool = False) -> int:
+    """The number the playout loop takes for the policy ``name``, with the nakade and model flags
+    (heavy only)."""
+    if POLICY_NAMES[name] != HEAVY:
+        return POLICY_NAMES[name]
+    return HEAVY | (NAKADE if nakade else 0) | (MODEL if model else 0)
 
 
 @hot(inline="always")
@@ -110,7 +115,7 @@ def select_move(b, policy, rng, scratch):
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
     if kind == HEAVY:
-        return heavy_move(b, rng, scratch, (policy & NAKADE) != 0)
+        return heavy_move(b, rng, scratch, (policy & NAKADE) != 0, (policy & MODEL) != 0)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 

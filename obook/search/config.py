@@ -31,6 +31,7 @@ class SearchConfig:
     algorithm: str = "uct"
     policy: str = "heavy"  # playout policy: light, atari50 or heavy (the strongest measured)
     nakade: bool = False  # heavy playouts play the vital point of an eye space the last move left
+    playout_model: bool = False  # heavy playouts draw the answer near the last move by the move model's strengths
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"
     exploration: float = 0.2  # c in W/N + c*sqrt(ln N / n); small because RAVE explores
@@ -171,7 +172,7 @@ class SearchConfig:
             expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
             widening_a=float(self.widening_a), widening_b=float(self.widening_b),
             score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(komi),
-            policy=policy_code(self.policy, self.nakade),
+            policy=policy_code(self.policy, self.nakade, self.playout_model),
         )
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import math
 
 from obook.go.board import (
-    BLACK,
     EMPTY,
     LAST_MOVE,
     N_EMPTY,
@@ -47,16 +46,7 @@ from obook.go.board import (
     in_atari,
 )
 from obook.jit import hot
-from obook.go.tactics import liberties_after, pattern_code, touches_own
-
-
-@hot(inline="always")
-def mover_code(code, c):
-    """The 3x3 code as ``c`` sees it: its own stones as BLACK (swap the colours when ``c`` is WHITE)."""
-    if c == BLACK:
-        return code
-    swap = (code ^ (code >> 1)) & 0x5555
-    return code ^ (swap | (swap << 1))
+from obook.go.tactics import liberties_after, mover_code, pattern_code, touches_own
 
 
 @hot

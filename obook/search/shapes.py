@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from obook.go.board import PASS, is_eye, is_legal
-from obook.go.tactics import pattern_code
-from obook.search.priors import mover_code
+from obook.go.tactics import mover_code, pattern_code
 
 COUNTS_PATH = Path(__file__).with_name("shape_counts.npz")
 SHRINK_SAMPLES = 20.0

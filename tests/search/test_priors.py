@@ -5,7 +5,8 @@ import pytest
 
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
-from obook.search.priors import move_evidence, mover_code, prior_for
+from obook.go.tactics import mover_code
+from obook.search.priors import move_evidence, prior_for
 from obook.search.shapes import canonical_codes, shipped_shape_evidence
 
 NO_SHAPES = np.zeros(1 << 16)
