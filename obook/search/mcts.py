@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from obook.go.board import new_board
+from obook.go.board import N_EMPTY, new_board
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
@@ -20,7 +20,7 @@ from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
 from obook.search.player import Player, cancelled, decide, resolve_seed
 from obook.search.result import MoveStats, SearchResult
-from obook.search.timing import TimeBank, summarize_root
+from obook.search.timing import TimeBank, own_moves_left, summarize_root
 from obook.search.tree import N_NODES, NO_NODE, ROOT, compact_subtree, new_tree, reset_tree
 
 
@@ -115,6 +115,7 @@ class MCTSPlayer(Player):
         done = 0
         chunk = 64
         bank = self.time_bank if budget.seconds is not None else None
+        moves_left = own_moves_left(int(position.board.scalars[N_EMPTY]), position.size)
         while done < budget.playouts:
             step = min(chunk, budget.playouts - done)
             t0 = time.perf_counter()
@@ -127,7 +128,7 @@ class MCTSPlayer(Player):
             elif spent > 0.08 and chunk > 16:
                 chunk //= 2
             if bank is not None:
-                if bank.should_stop(budget.seconds, now - start, done, self._root_summary()):
+                if bank.should_stop(budget.seconds, now - start, done, self._root_summary(), moves_left):
                     break
             elif budget.seconds is not None and now - start >= budget.seconds:
                 break

@@ -291,3 +291,79 @@ def test_vital_points_of_the_killable_eye_shapes():
     assert vital("C5", "D5", "E5", "F5") is None  # straight four lives
     assert vital("C5", "D5", "E5", "F5", "E6") is None  # a five with two points to answer lives
     assert vital("D5", "E5") is None
+
+
+def model_strengths(position: Position) -> dict[int, float]:
+    """The model rule's strength of each empty neighbour of the last move, from the shipped weights
+    (obook/playout/weights.py), computed here in Python."""
+    from obook.go.tactics import mover_code, pattern_code
+    from obook.playout.weights import load_weights
+
+    weights = load_weights()
+    board = position.board
+    w = int(board.scalars[rules.WIDTH])
+    last = int(board.scalars[rules.LAST_MOVE])
+    c = position.to_move
+    out = {}
+    for k, q in enumerate((last - w, last - 1, last + 1, last + w, last - w - 1, last - w + 1, last + w - 1,
+                           last + w + 1)):
+        if board.color[q] != rules.EMPTY:
+            continue
+        x, y = q % w - 1, q // w - 1
+        line = min(x, y, position.size - 1 - x, position.size - 1 - y)
+        out[q] = float(np.exp(weights.pattern[mover_code(int(pattern_code(board, q)), c)]
+                              + weights.near[0 if k < 4 else 1] + weights.line[min(line, 4)]))
+    return out
+
+
+def test_model_rule_draws_near_the_last_move_in_proportion_to_the_model():
+    from obook.playout.policies import MODEL
+    from obook.playout.weights import load_weights
+
+    position = after_last_move("\n".join([". " * 9] * 9), "B", "E5")
+    strengths = model_strengths(position)
+    assert len(strengths) == 8 and max(strengths.values()) > 1.5 * min(strengths.values())
+    empty = int(position.board.scalars[rules.N_EMPTY])
+    far = (empty - 8) * float(np.exp(load_weights().far))
+    draws = 6000
+    counts = move_counts(position, HEAVY | MODEL, draws, seed=5)
+    local = sorted(strengths)
+    observed = [counts.get(p, 0) for p in local] + [draws - sum(counts.get(p, 0) for p in local)]
+    total = sum(strengths.values()) + far
+    # The far share goes to rules 4 and 5: no capture here, so uniformly over every empty point.
+    uniform = far / total / empty
+    expected = [draws * (strengths[p] / total + uniform) for p in local] + [draws * uniform * (empty - 8)]
+    assert chisquare(observed, expected).pvalue > 0.001
+    assert 0.1 < observed[-1] / draws < 0.9
+
+
+def test_model_rule_never_answers_with_a_self_atari_of_a_group():
+    from obook.playout.policies import MODEL
+
+    # White's last move D2; Black C2 would leave Black A2-B2-C2 one liberty (A1) and capture nothing.
+    position = after_last_move(
+        """
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        . . . . . . .
+        O O O . . . .
+        X X . . . . .
+        . O O . . . .
+        """, "W", "D2")
+    self_atari = position.point("C2")
+    assert rules.is_legal(position.board, self_atari, position.to_move)
+    counts = move_counts(position, HEAVY | MODEL, 3000, seed=9)
+    assert self_atari not in counts
+
+
+def test_shipped_playout_weights_are_the_shipped_models():
+    from obook.playout.weights import load_weights
+    from obook.search.movemodel import playout_weights, shipped_log_gamma
+
+    shipped = load_weights()
+    derived = playout_weights(shipped_log_gamma())
+    np.testing.assert_allclose(shipped.pattern, derived.pattern, atol=0.01)
+    np.testing.assert_allclose(shipped.near, derived.near, atol=1e-6)
+    np.testing.assert_allclose(shipped.line, derived.line, atol=1e-6)
+    assert abs(shipped.far - derived.far) < 1e-6

@@ -12,7 +12,7 @@ from obook.go.position import Position
 from obook.gtp.engine import GTPEngine
 from obook.search.config import SearchConfig
 from obook.search.players import make_player
-from obook.search.timing import RootSummary, TimeBank, summarize_root
+from obook.search.timing import RootSummary, TimeBank, own_moves_left, summarize_root
 
 from tests.search.test_mcts import CAPTURING_RACE
 
@@ -50,17 +50,35 @@ def test_an_unstable_move_spends_the_bank_and_no_more():
     manager.charge(1.0, 0.4)
     manager.charge(1.0, 0.7)
     assert manager.bank == pytest.approx(0.9)
+    # the last move of a game (one move left) may spend all of it
     assert not manager.should_stop(1.0, 1.2, 2000, CLOSE)
     assert not manager.should_stop(1.0, 1.2, 2000, OVERTAKEN_IN_VALUE)
-    assert manager.should_stop(1.0, 1.2, 2000, SETTLED)  # settled: no reason to go on
     assert manager.should_stop(1.0, 1.95, 2000, CLOSE)  # the bank is spent
     manager.charge(1.0, 1.95)
     assert manager.bank == pytest.approx(0.0)
     manager.extend = 0.5
     manager.charge(1.0, 0.0)
+    manager.charge(1.0, 0.0)
     assert manager.should_stop(1.0, 1.5, 2000, CLOSE)  # capped at extend x base however rich
     manager.new_game()
     assert manager.bank == 0.0
+
+
+def test_the_bank_is_spread_over_the_moves_left():
+    manager = TimeBank(extend=1.0)
+    manager.bank = 3.0
+    # ten moves left: each gets a target of 1.3 s; a settled one stops there, an unstable one may
+    # go on with the rest of the bank up to extend x base
+    assert not manager.should_stop(1.0, 1.25, 100_000, SETTLED, moves_left=10)
+    assert manager.should_stop(1.0, 1.3, 100_000, SETTLED, moves_left=10)
+    assert not manager.should_stop(1.0, 1.9, 100_000, CLOSE, moves_left=10)
+    assert manager.should_stop(1.0, 2.0, 100_000, CLOSE, moves_left=10)
+    # the early stop looks at the target, not the base: 520 behind, 400 simulations a second
+    assert not manager.should_stop(1.0, 0.6, 240, SETTLED, moves_left=1)  # 1.4 s to the target of 2 s
+    assert manager.should_stop(1.0, 0.6, 240, SETTLED, moves_left=1000)
+    assert own_moves_left(81, 9) == pytest.approx(30.375)
+    assert own_moves_left(50, 9) == pytest.approx(14.875)
+    assert own_moves_left(20, 9) == 4  # never fewer than MIN_MOVES_LEFT
 
 
 def test_a_search_with_one_winning_move_stops_early_and_banks_the_rest():
