@@ -34,7 +34,7 @@ from obook.go.board import (
     new_board,
     play,
 )
-from obook.go.tactics import liberties_after_extending, string_liberties
+from obook.go.tactics import edge_line, liberties_after_extending, string_liberties
 from obook.jit import hot
 
 MAX_PLIES = 96  # a ladder across a 19x19 board is under 80 plies
@@ -76,16 +76,6 @@ def _reset(work, b, first, mover):
 
 
 @hot(inline="always")
-def _line(b, p):
-    """The distance of ``p`` to the nearest edge (0: the first line)."""
-    w = b.scalars[WIDTH]
-    x = p % w - 1
-    y = p // w - 1
-    n = w - 3
-    return min(min(x, y), min(n - x, n - y))
-
-
-@hot(inline="always")
 def _add_option(sc, base, k, p):
     for i in range(k):
         if sc.options[base + i] == p:
@@ -118,7 +108,7 @@ def _open(work, sc, ply, target, defender):
         x1 = sc.libs[1]
         e0 = liberties_after_extending(work, x1, x0, r, defender)
         e1 = liberties_after_extending(work, x0, x1, r, defender)
-        if e1 < e0 or (e1 == e0 and _line(work, x0) < _line(work, x1)):
+        if e1 < e0 or (e1 == e0 and edge_line(work, x0) < edge_line(work, x1)):
             x0, x1 = x1, x0
         if is_legal(work, x0, c):
             k = _add_option(sc, base, k, x0)

@@ -13,6 +13,18 @@ import numpy as np
 from obook.go.board import BLACK, EMPTY, WIDTH, in_atari
 from obook.jit import hot
 
+N_PATTERNS = 1 << 16  # 3x3 codes: 2 bits for each of the 8 neighbours
+
+
+@hot(inline="always")
+def edge_line(b, p):
+    """The distance of ``p`` to the nearest edge (0: the first line)."""
+    w = b.scalars[WIDTH]
+    x = p % w - 1
+    y = p // w - 1
+    n = w - 3
+    return min(min(x, y), min(n - x, n - y))
+
 
 @hot(inline="always")
 def pattern_code(b, p):

@@ -46,7 +46,6 @@ from obook.go.board import (
     N_EMPTY,
     NO_POINT,
     PASS,
-    SIZE,
     TO_MOVE,
     WHITE,
     WIDTH,
@@ -57,6 +56,8 @@ from obook.go.board import (
     is_legal,
 )
 from obook.go.tactics import (
+    N_PATTERNS,
+    edge_line,
     liberties_after,
     liberties_after_extending,
     mover_code,
@@ -112,7 +113,7 @@ def _cell_values(ch: str, x_color: int) -> tuple[int, ...]:
 
 
 def build_pattern_table() -> np.ndarray:
-    table = np.zeros(1 << 16, dtype=np.bool_)
+    table = np.zeros(N_PATTERNS, dtype=np.bool_)
     for shape in SHAPES:
         for grid in _orientations(shape):
             if grid[1][1] != ".":
@@ -236,33 +237,15 @@ def _model_move(b, last, c, rng, out):
     self-atari checks cost more than the strengths, so only a drawn point is checked (a point that
     fails is taken out and the draw repeated)."""
     w = b.scalars[WIDTH]
-    size = b.scalars[SIZE]
     n = 0
     total = 0
-    for k in range(8):
-        if k == 0:
-            p = last - w
-        elif k == 1:
-            p = last - 1
-        elif k == 2:
-            p = last + 1
-        elif k == 3:
-            p = last + w
-        elif k == 4:
-            p = last - w - 1
-        elif k == 5:
-            p = last - w + 1
-        elif k == 6:
-            p = last + w - 1
-        else:
-            p = last + w + 1
+    k = 0
+    for p in (last - w, last - 1, last + 1, last + w, last - w - 1, last - w + 1, last + w - 1, last + w + 1):
+        near = MODEL_NEAR[0] if k < 4 else MODEL_NEAR[1]  # the first four are orthogonal
+        k += 1
         if b.color[p] != EMPTY:
             continue
-        x = p % w - 1
-        y = p // w - 1
-        line = min(min(x, y), min(size - 1 - x, size - 1 - y))
-        strength = MODEL_PATTERN[mover_code(pattern_code(b, p), c)] * MODEL_NEAR[0 if k < 4 else 1] \
-            * MODEL_LINE[min(line, 4)]
+        strength = MODEL_PATTERN[mover_code(pattern_code(b, p), c)] * near * MODEL_LINE[min(edge_line(b, p), 4)]
         weight = np.int64(strength * FIXED) + 1
         out[n] = p
         out[8 + n] = weight

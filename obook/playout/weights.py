@@ -11,8 +11,9 @@ a playout can afford to ask of a move near the last one: natural logarithms of
 - ``far``: the strength of a typical move away from the last one (the empty shape, the mean of the
   far distances and of the lines), the weight each empty point away from the last move stands for.
 
-``movemodel.save_playout_weights`` writes ``model_weights.npz`` next to this file whenever the model
-is refitted (``obook learn move-model``); without the file every strength is 1.
+``obook learn move-model ... --playout-weights FILE`` writes them (``movemodel.playout_weights`` cuts
+them out of the fitted table, ``save_weights`` stores them); the shipped ones are
+``model_weights.npz`` next to this file. Without the file every strength is 1.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from obook.go.tactics import N_PATTERNS
+
 WEIGHTS_PATH = Path(__file__).with_name("model_weights.npz")
-N_PATTERNS = 1 << 16
 
 
 class PlayoutWeights(NamedTuple):

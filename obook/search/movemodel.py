@@ -43,12 +43,12 @@ from obook.go.board import (
     is_eye,
     is_legal,
 )
-from obook.go.tactics import liberties_after, mover_code, pattern_code, string_liberties
+from obook.go.tactics import N_PATTERNS, edge_line, liberties_after, mover_code, pattern_code, string_liberties
 from obook.jit import hot
+from obook.playout.weights import PlayoutWeights
 
 MODEL_PATH = Path(__file__).with_name("move_model.npz")
 
-N_PATTERNS = 1 << 16
 CAPTURE = N_PATTERNS  # +0: the last move's string, +1: 1 stone, +2: 2-3 stones, +3: 4+ stones
 EXTENSION = CAPTURE + 4  # +0: 1 stone, +1: 2-3, +2: 4+
 SELF_ATARI = EXTENSION + 3  # +0: a lone stone, +1: 2-4 stones, +2: 5+
@@ -164,11 +164,7 @@ def move_features(b, p, c, before_last, out):
     out[4] = atari
     out[5] = _distance_feature(b, p, last, DIST_LAST)
     out[6] = _distance_feature(b, p, before_last, DIST_BEFORE)
-    n = b.scalars[SIZE]
-    x = p % w - 1
-    y = p // w - 1
-    line = min(min(x, y), min(n - 1 - x, n - 1 - y))
-    out[7] = LINE + min(line, 4)
+    out[7] = LINE + min(edge_line(b, p), 4)
 
 
 @hot
@@ -221,12 +217,10 @@ def load_log_gamma(path: str | Path) -> np.ndarray:
     return table
 
 
-def playout_weights(log_gamma: np.ndarray) -> "PlayoutWeights":
+def playout_weights(log_gamma: np.ndarray) -> PlayoutWeights:
     """What the heavy playouts' model rule reads of the table ``log_gamma`` (``obook/playout/weights.py``):
     the pattern strengths, the two nearest distances, the lines, and as the strength of a move away
     from the last one the empty shape's with the mean far distance (6 and more) and the mean line."""
-    from obook.playout.weights import PlayoutWeights
-
     far = log_gamma[0] + log_gamma[DIST_LAST + 4:DIST_BEFORE].mean() + log_gamma[LINE:PASS_FEATURE].mean()
     return PlayoutWeights(log_gamma[:N_PATTERNS].copy(), log_gamma[DIST_LAST:DIST_LAST + 2].copy(),
                           log_gamma[LINE:PASS_FEATURE].copy(), float(far))

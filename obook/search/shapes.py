@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from obook.go.board import PASS, is_eye, is_legal
-from obook.go.tactics import mover_code, pattern_code
+from obook.go.tactics import N_PATTERNS, mover_code, pattern_code
 
 COUNTS_PATH = Path(__file__).with_name("shape_counts.npz")
 SHRINK_SAMPLES = 20.0
@@ -41,7 +41,7 @@ def _permuted(codes: np.ndarray, sign: int, shift: int) -> np.ndarray:
 @lru_cache(maxsize=1)
 def canonical_codes() -> np.ndarray:
     """``canonical_codes()[code]``: the smallest code among the 8 symmetric images of ``code``."""
-    codes = np.arange(1 << 16, dtype=np.int64)
+    codes = np.arange(N_PATTERNS, dtype=np.int64)
     best = codes.copy()
     for sign in (1, -1):
         for shift in (0, 2, 4, 6):
@@ -54,8 +54,8 @@ def learn_shape_counts(paths) -> tuple[np.ndarray, np.ndarray]:
     from obook.go.sgf import read_sgf
 
     canon = canonical_codes()
-    chosen = np.zeros(1 << 16, np.int64)
-    available = np.zeros(1 << 16, np.int64)
+    chosen = np.zeros(N_PATTERNS, np.int64)
+    available = np.zeros(N_PATTERNS, np.int64)
     for path in paths:
         record = read_sgf(path)
         game = record.position
@@ -86,10 +86,10 @@ def shape_evidence(chosen: np.ndarray, available: np.ndarray) -> np.ndarray:
 def shipped_shape_evidence() -> np.ndarray:
     """The evidence table from the shipped counts (zeros, i.e. no shape knowledge, without them)."""
     if not COUNTS_PATH.exists():
-        return np.zeros(1 << 16)
+        return np.zeros(N_PATTERNS)
     with np.load(COUNTS_PATH) as data:
-        chosen = np.zeros(1 << 16, np.int64)
-        available = np.zeros(1 << 16, np.int64)
+        chosen = np.zeros(N_PATTERNS, np.int64)
+        available = np.zeros(N_PATTERNS, np.int64)
         chosen[data["codes"]] = data["chosen"]
         available[data["codes"]] = data["available"]
     return shape_evidence(chosen, available)

@@ -53,6 +53,7 @@ def test_an_unstable_move_spends_the_bank_and_no_more():
     # the last move of a game (one move left) may spend all of it
     assert not manager.should_stop(1.0, 1.2, 2000, CLOSE)
     assert not manager.should_stop(1.0, 1.2, 2000, OVERTAKEN_IN_VALUE)
+    assert manager.should_stop(1.0, 1.2, 2000, SETTLED, moves_left=10)  # settled past its target: no reason to go on
     assert manager.should_stop(1.0, 1.95, 2000, CLOSE)  # the bank is spent
     manager.charge(1.0, 1.95)
     assert manager.bank == pytest.approx(0.0)
