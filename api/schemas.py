@@ -213,6 +213,8 @@ class BookProgress(BaseModel):
     expansions_done: int | None = Field(None, description="minimax book: expansions done (it has no games; "
                                                           "in_flight lists the expansions being searched now)")
     expansions_pending: int | None = Field(None, description="minimax book: expansions scheduled, not done")
+    expansions_set_aside: int | None = Field(None, description="minimax book: expansions that failed "
+                                                               "OBOOK_MAX_GAME_FAILURES times (listed in set_aside)")
 
 
 class WorkerOut(BaseModel):

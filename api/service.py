@@ -30,7 +30,7 @@ from api.caching import book_tag
 from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut
 from obook.book.keys import BookGameError, record_images, replay, require_keys
 from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
-from obook.book.rules import MINIMAX
+from obook.book.kinds import is_search_valued
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.store import reporting as r
@@ -351,7 +351,7 @@ class BookService:
             return None
         info = self.books.get(book)
         version = self.versions.get(book)
-        if (info is None or info.algorithm == MINIMAX or version is None or version.book_id != info.id
+        if (info is None or is_search_valued(info) or version is None or version.book_id != info.id
                 or time.monotonic() - version.checked >= self.fresh_seconds):
             return None
         require_keys(info, "look positions up in it")
@@ -387,7 +387,7 @@ class BookService:
                generation: int | None = None) -> LookupOut:
         replayed = self.replayed(book, spelled)
         board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
-        if book.algorithm == MINIMAX:
+        if is_search_valued(book):
             found = minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
             return views.minimax_lookup_out(found, board)
         found = book_lookup(book, replayed, lambda key: self.position_rows(book, key, generation), min_games)

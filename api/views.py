@@ -32,7 +32,9 @@ from obook.go.position import Position
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
-from obook.store.games import RECORD_INDEX_CHARS, game_counts, GameRow, set_aside_games
+from obook.book.kinds import book_kind, is_search_valued
+from obook.store import jobs as unit_jobs
+from obook.store.games import RECORD_INDEX_CHARS, game_counts, GameRow
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
 from obook.store.workers import live_workers
 
@@ -134,18 +136,22 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
         books = []
         for c in page:
             book = c.book
-            if book.algorithm == "minimax":
-                from obook.store.minimax import expansion_counts, expansions_running
+            if is_search_valued(book):
+                from obook.store.minimax import get_expansion
 
-                jobs = expansion_counts(conn, book.id)
-                running = [expansion_in_flight(job, book) for job in expansions_running(conn, book.id, games_limit)]
-                books.append((c, [], [], running, jobs.get("leased", 0), [], jobs, 0))
+                units = book_kind(book).counts(conn, book)
+                kind = book_kind(book)
+                running = [expansion_in_flight(get_expansion(conn, i), book)
+                           for i in unit_jobs.running(conn, kind.jobs, book.id, games_limit)]
+                aside = unit_jobs.set_aside(conn, kind.jobs, book.id, limit=20) if units.set_aside else []
+                books.append((c, [], [], running, units.leased, aside, units, 0))
                 continue
             playing = r.in_flight_games(conn, book.id, games_limit)
             books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now),
                           [in_flight(g, book) for g in playing],
                           r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing),
-                          set_aside_games(conn, book.id, limit=20) if c.set_aside else [], None,
+                          unit_jobs.set_aside(conn, unit_jobs.GAME_JOBS, book.id, limit=20) if c.set_aside else [],
+                          None,
                           r.count_at_move_cap(conn, book.id, max_moves(book.size))))
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
@@ -156,7 +162,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
                     games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
     out_books = []
-    for c, rate, growth, playing, playing_total, aside, jobs, capped in books:
+    for c, rate, growth, playing, playing_total, aside, units, capped in books:
         last_hour = last_hour_all.get(c.book.id, 0)
         out_books.append(BookProgress(
             name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
@@ -167,8 +173,9 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
             games_set_aside=c.set_aside,
             set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside],
             games_at_move_cap=capped,
-            expansions_done=jobs.get("done", 0) if jobs is not None else None,
-            expansions_pending=jobs.get("pending", 0) if jobs is not None else None))
+            expansions_done=units.done if units is not None else None,
+            expansions_pending=units.open if units is not None else None,
+            expansions_set_aside=units.set_aside if units is not None else None))
     out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],
                              book=names.get(w["book_id"]) if w["book_id"] is not None else None,
                              game_id=w["game_id"], moves=w["moves"].split(), started_at=w["started_at"],

@@ -39,3 +39,12 @@ def _captures(position: Position, p: int, c: int) -> bool:
         if b.color[q] == 3 - c and rules.in_atari(b, b.root[q]):
             return True
     return False
+
+
+def claim_game(conn, book_id: int, owner: str, lease_seconds: float, game_id: int | None = None):
+    """The lease protocol's claim of a game (``obook.store.jobs.claim``), as the game row it took."""
+    from obook.store.games import get_game
+    from obook.store.jobs import GAME_JOBS, claim
+
+    taken = claim(conn, GAME_JOBS, book_id, owner, lease_seconds, game_id)
+    return get_game(conn, taken) if taken is not None else None

@@ -10,6 +10,8 @@ import logging
 import os
 import sys
 
+from obook.book.rules import ALGORITHMS
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("grid", help="build a book on the grid of Celery workers")
@@ -19,7 +21,7 @@ def register(subparsers) -> None:
     r.add_argument("--target-games", type=int, required=True, help="finished self-play games the book should have (seed games not counted)")
     r.add_argument("--size", type=int, default=None, help="new book: board size (9)")
     r.add_argument("--komi", type=float, default=None, help="new book: komi (7.5)")
-    r.add_argument("--algorithm", choices=("mbm", "mvbm", "beta", "minimax"), default=None,
+    r.add_argument("--algorithm", choices=ALGORITHMS, default=None,
                    help="new book: mvbm; minimax: --target-games counts expansions")
     r.add_argument("--depth", type=int, default=None, help="new book: moves of each game that count (20; 0: all)")
     r.add_argument("--search", default=None, help="new book: search options of the mutation player")
@@ -88,12 +90,12 @@ def cmd_grid_run(args) -> int:
         return store, book, plan, celery_driver(store, plan)
 
     store, book, plan, driver = _retrying_store_errors(start, log)
-    log.info("book %r in %s, target %d finished self-play games, queue %r", book.name, store.name, plan.target,
-             s.queue)
+    unit = driver.kind.unit
+    log.info("book %r in %s, target %d %ss done, queue %r", book.name, store.name, plan.target, unit, s.queue)
     last = {"line": None}
 
     def report(step) -> None:
-        line = (f"{step.finished}/{plan.target} finished, {step.in_progress} in progress, "
+        line = (f"{step.finished}/{plan.target} {unit}s done, {step.in_progress} in progress, "
                 f"{step.live_workers} live workers" + (f", {step.set_aside} set aside" if step.set_aside else ""))
         if line != last["line"] or step.created or step.sent:
             log.info("%s%s%s", line, f", created {len(step.created)}" if step.created else "",
@@ -105,10 +107,15 @@ def cmd_grid_run(args) -> int:
         log.error("stopped after %.0f s before the target", args.max_seconds)
         return 1
     if final.set_aside:
-        log.error("stopped: book %r has %d finished self-play games and %d game(s) set aside after repeated failures "
-                  "(see `obook verify --book %s`)", book.name, final.finished, final.set_aside, book.name)
+        from obook.store import jobs
+
+        with store.read() as conn:
+            aside = jobs.set_aside(conn, driver.kind.jobs, book.id, limit=10)
+        log.error("stopped: book %r has %d %ss done and %d %s(s) set aside after repeated failures "
+                  "(see `obook verify --book %s`): %s", book.name, final.finished, unit, final.set_aside, unit,
+                  book.name, "; ".join(f"{unit} {i} after {n} failures: {why}" for i, n, why in aside))
         return 1
-    print(f"done: book {book.name!r} has {final.finished} finished self-play games, confirmed on disk")
+    print(f"done: book {book.name!r} has {final.finished} {unit}s done, confirmed on disk")
     return 0
 
 

@@ -38,12 +38,9 @@ def redis_pending(broker_url: str, queue: str):
 
 
 def celery_driver(store: Store, plan: DriverPlan) -> Driver:
-    """Games go out as ``advance_game`` tasks; a minimax book's expansions as ``expand_node``."""
-    from workers.tasks import send_expansion, send_slice
+    """Every unit (a game, an expansion) goes out as an ``advance_unit`` task."""
+    from workers.tasks import send_slice
 
     s = settings()
-    driver = Driver(store, plan, send=lambda game_id, token: send_slice(plan.book, game_id, token),
-                    pending=redis_pending(s.broker_url, s.queue))
-    if driver.book.algorithm == "minimax":
-        driver.send = lambda job_id, token: send_expansion(plan.book, job_id, token)
-    return driver
+    return Driver(store, plan, send=lambda unit_id, token: send_slice(plan.book, unit_id, token),
+                  pending=redis_pending(s.broker_url, s.queue))

@@ -1,9 +1,10 @@
-"""The grid's one task: play a slice of one game (``obook.grid.slices.play_slice``).
+"""The grid's one task: a slice of one unit of work of any kind of book, a game's moves or an
+expansion (``obook.grid.slices.play_slice``).
 
-Each pool process is one player with its own name in the store (``host:pid:celery:random``), a
-heartbeat row from start to exit, and one ``SelfPlayer`` per book. A warm shutdown (SIGTERM to the
-worker) is passed to the pool processes, whose slices stop after the move they are playing and
-hand their game on.
+Each pool process is one worker with its own name in the store (``host:pid:celery:random``), a
+heartbeat row from start to exit, and one worker of the book's kind per book
+(``obook.book.kinds``). A warm shutdown (SIGTERM to the worker) is passed to the pool processes,
+whose slices stop after the step they are on and hand their unit on.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from sqlalchemy import event
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_shutting_down
 
 from obook.book.keys import ENGINE_VERSION, EngineMismatch
-from obook.book.selfplay import SelfPlayer, warm_up
+from obook.book.kinds import book_kind
+from obook.book.selfplay import warm_up
 from obook.config import settings
 from obook.grid.slices import play_slice
 from obook.store.books import BookNotFound, get_book
@@ -28,7 +30,7 @@ from workers.app import app
 
 log = logging.getLogger("obook.worker")
 
-HEARTBEAT_SECONDS = 1.0  # a player's heartbeat follows its moves at most this often
+HEARTBEAT_SECONDS = 1.0  # a worker's heartbeat follows its progress at most this often
 STOP_SIGNAL = signal.SIGUSR2  # main process -> pool processes: finish the current move and hand on
 
 _state = {"owner": None, "stop": False, "players": {}}
@@ -77,21 +79,22 @@ def _asynchronous_commit(dbapi_connection, _record) -> None:
     dbapi_connection.autocommit = autocommit
 
 
-def _player(book_name: str) -> SelfPlayer:
-    player = _state["players"].get(book_name)
-    if player is None:
+def _worker(book_name: str):
+    """This pool process's worker of ``book_name`` (kept for the next task of that book)."""
+    worker = _state["players"].get(book_name)
+    if worker is None:
         store = _store()
         with store.read() as conn:
             book = get_book(conn, book_name)
-        player = SelfPlayer(store, book, owner=_owner(), kind="celery",  # EngineMismatch for another version
-                            heartbeat_seconds=HEARTBEAT_SECONDS)
-        longest = settings().slice_seconds + player.config.seconds
+        worker = book_kind(book).worker(store, book, owner=_owner(), kind="celery",  # EngineMismatch
+                                        heartbeat_seconds=HEARTBEAT_SECONDS)
+        longest = settings().slice_seconds + worker.config.seconds
         if longest > settings().visibility_timeout / 2:
             log.warning("book %r: a slice may last %.0f s, near the broker's visibility timeout (%.0f s): "
                         "Redis may deliver it twice (harmless, the lease decides, but wasteful); "
                         "raise OBOOK_VISIBILITY_TIMEOUT", book_name, longest, settings().visibility_timeout)
-        _state["players"][book_name] = player
-    return player
+        _state["players"][book_name] = worker
+    return worker
 
 
 @worker_init.connect
@@ -133,71 +136,27 @@ def _tell_pool_to_stop(**_kwargs) -> None:
             pass
 
 
-def send_slice(book_name: str, game_id: int, token: str) -> None:
-    advance_game.apply_async((book_name, game_id, token), queue=settings().queue)
+def send_slice(book_name: str, unit_id: int, token: str) -> None:
+    advance_unit.apply_async((book_name, unit_id, token), queue=settings().queue)
 
 
-@app.task(name="obook.advance_game", ignore_result=True)
-def advance_game(book_name: str, game_id: int, token: str | None = None) -> str:
-    """Play a slice of game ``game_id`` of book ``book_name`` if ``token`` (or nobody) holds it."""
+@app.task(name="obook.advance_unit", ignore_result=True)
+def advance_unit(book_name: str, unit_id: int, token: str | None = None) -> str:
+    """Work a slice of unit ``unit_id`` (a game, an expansion) of book ``book_name`` if ``token``
+    (or nobody) holds it: a duplicate delivery finds it done or held and does nothing; a worker
+    killed meanwhile loses at most the step it was on (the lease expires, the driver sends it
+    again)."""
     try:
-        player = _player(book_name)
+        worker = _worker(book_name)
     except EngineMismatch as exc:
-        log.error("worker %s refuses game %d: %s", _owner(), game_id, exc)
+        log.error("worker %s refuses unit %d of book %r: %s", _owner(), unit_id, book_name, exc)
         return "refused"
     except (StoreError, BookNotFound) as exc:
-        log.warning("game %d of book %r: %s", game_id, book_name, exc)
+        log.warning("unit %d of book %r: %s", unit_id, book_name, exc)
         return "unavailable"
     try:
-        return play_slice(player, game_id, token, settings().slice_seconds,
-                          lambda gid, tok: send_slice(book_name, gid, tok), stop_requested=lambda: _state["stop"])
+        return play_slice(worker, unit_id, token, settings().slice_seconds,
+                          lambda uid, tok: send_slice(book_name, uid, tok), stop_requested=lambda: _state["stop"])
     except StoreError as exc:
-        log.warning("game %d: store unreachable (%s); its lease will expire and the driver resends it", game_id, exc)
-        return "unavailable"
-
-
-def send_expansion(book_name: str, job_id: int, token: str) -> None:
-    expand_node.apply_async((book_name, job_id, token), queue=settings().queue)
-
-
-def _expander(book_name: str):
-    from obook.book.expansion import Expander
-
-    expander = _state["players"].get(("minimax", book_name))
-    if expander is None:
-        store = _store()
-        with store.read() as conn:
-            book = get_book(conn, book_name)
-        expander = Expander(store, book, owner=_owner(), kind="celery")  # EngineMismatch for another version
-        _state["players"][("minimax", book_name)] = expander
-    return expander
-
-
-@app.task(name="obook.expand_node", ignore_result=True)
-def expand_node(book_name: str, job_id: int, token: str | None = None) -> str:
-    """Run expansion ``job_id`` of the minimax book ``book_name`` if ``token`` (or nobody) holds it:
-    a duplicate delivery finds it done or held and does nothing; a worker killed meanwhile loses
-    the search it was running (the lease expires, the driver sends it again)."""
-    from obook.store.leases import LeaseLost
-
-    try:
-        expander = _expander(book_name)
-    except EngineMismatch as exc:
-        log.error("worker %s refuses expansion %d: %s", _owner(), job_id, exc)
-        return "refused"
-    except (StoreError, BookNotFound) as exc:
-        log.warning("expansion %d of book %r: %s", job_id, book_name, exc)
-        return "unavailable"
-    try:
-        job = expander.take(job_id=job_id, handoff=token)
-        if job is None:
-            return "not ours"
-        expander.expand(job)
-        return "expanded"
-    except LeaseLost as exc:
-        log.warning("%s", exc)
-        return "lost"
-    except StoreError as exc:
-        log.warning("expansion %d: store unreachable (%s); its lease will expire and the driver resends it",
-                    job_id, exc)
+        log.warning("unit %d: store unreachable (%s); its lease will expire and the driver resends it", unit_id, exc)
         return "unavailable"

@@ -1,11 +1,13 @@
-"""The embedded build: K local processes play a book's self-play games over one store.
+"""The embedded build: K local processes work on a book's units (self-play games, or a minimax
+book's expansions: ``obook.book.kinds``) over one store.
 
-Nothing but the store coordinates them: each process takes the lease of a game nobody plays (or
-creates one while the book is short of its target), plays it to the end and takes the next. Ctrl-C
+Nothing but the store coordinates them: each process takes the lease of a unit nobody works on (or
+creates one while the book is short of its target), works it to the end and takes the next. Ctrl-C
 (or SIGTERM) stops every process within a move; a game cut short keeps its stored moves and the next
-build resumes it (leases of this machine's dead processes are taken back at start-up). A store
-error (PostgreSQL restarting, a dropped connection, a locked SQLite file) is waited out, in the
-workers and in the parent; a game whose play keeps failing is set aside (see ``run_worker``).
+build resumes it, an expansion cut short is searched again (leases of this machine's dead processes
+are taken back at start-up). A store error (PostgreSQL restarting, a dropped connection, a locked
+SQLite file) is waited out, in the workers and in the parent; a unit that keeps failing is set
+aside (see ``run_worker``), and the build then ends with an error that names it.
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ import signal
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from obook.book.rules import MINIMAX
+from obook.book.kinds import book_kind
+from obook.store import jobs
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError, forget_stores
 from obook.store.faults import check_poison
-from obook.store.games import game_counts, held_leases, release_lease
-from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE
+from obook.store.models import SET_ASIDE
 from obook.store.workers import live_workers, remove_worker
 
 log = logging.getLogger(__name__)
@@ -45,7 +47,7 @@ class Stopping:
 class BuildPlan:
     url: str
     book: str
-    target: int  # finished self-play games the book should have (seed games not counted)
+    target: int  # units done the book should have (self-play games finished, seed games not counted; expansions)
     workers: int = 2
     seconds: float | None = None  # seconds per move (default: the book's)
     lease_seconds: float | None = None
@@ -70,16 +72,14 @@ class Backoff:
 
 
 def run_worker(plan: BuildPlan, index: int) -> int:
-    """One local worker: play games of the book until it has ``plan.target`` finished games (or no
-    more games to play: games set aside are not replaced). Returns the number of games it finished.
+    """One local worker: work on units of the book until it has ``plan.target`` done (or no more to
+    do: units set aside are not replaced). Returns the number of units it finished.
 
-    Errors, by kind: a lost lease drops the game (another player has it); a store error (the
+    Errors, by kind: a lost lease drops the unit (another worker has it); a store error (the
     connection dropped, the database restarts or is locked) is waited out with ``Backoff`` and the
-    game taken up again from its stored moves; any other error is the game's (an engine bug): it
-    is counted on the game (``GameLease.fail``), which is set aside after
-    ``OBOOK_MAX_GAME_FAILURES``."""
+    unit taken up again from what is stored; any other error is the unit's (an engine bug): it is
+    counted on the unit (``Lease.fail``), which is set aside after ``OBOOK_MAX_GAME_FAILURES``."""
     from obook.book.library import open_book_store
-    from obook.book.selfplay import SelfPlayer, start_games
     from obook.store.leases import LeaseLost, new_worker_id
 
     signal.signal(signal.SIGTERM, Stopping.request)
@@ -88,15 +88,9 @@ def run_worker(plan: BuildPlan, index: int) -> int:
     store = open_book_store(plan.url)
     with store.read() as conn:
         book = get_book(conn, plan.book)
-    if book.algorithm == MINIMAX:
-        from obook.book.expansion import expansion_worker
-
-        backoff = Backoff()
-        return expansion_worker(store, book, plan.target, lambda: Stopping.requested,
-                                owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
-                                on_store_error=backoff.wait)
-    player = SelfPlayer(store, book, owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
-                        seconds=plan.seconds)
+    kind = book_kind(book)
+    worker = kind.worker(store, book, owner=new_worker_id(f"build{index}"), lease_seconds=plan.lease_seconds,
+                         seconds=plan.seconds)
     backoff = Backoff()
     finished = 0
     held = None
@@ -104,19 +98,18 @@ def run_worker(plan: BuildPlan, index: int) -> int:
         while not Stopping.requested:
             try:
                 if held is None:
-                    held = player.claim()
+                    held = worker.claim()
                     if held is None:
-                        if start_games(store, book, plan.target):
+                        if kind.top_up(store, book, plan.target):
                             continue
                         with store.read() as conn:
-                            counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
-                        if not counts.get(IN_PROGRESS, 0):  # and none to create: the target is met
+                            counts = kind.counts(conn, book)
+                        if not counts.open:  # and none to create: the target is met, or nothing is left
                             return finished
-                        time.sleep(0.5)  # games in progress elsewhere; one may come back if its player dies
+                        time.sleep(0.5)  # units in progress elsewhere; one may come back if its worker dies
                         continue
-                    player.player.new_game()
-                check_poison(held.game.id)
-                if player.advance(held):
+                check_poison(kind.unit, held.id)
+                if worker.advance(held):
                     finished += 1
                     held = None
                 backoff.reset()
@@ -125,54 +118,52 @@ def run_worker(plan: BuildPlan, index: int) -> int:
                 held = None
             except StoreError as exc:
                 backoff.wait(exc)
-                if held is not None:  # take it up again from its stored moves, if it is still ours
-                    held = _retake(player, held, backoff)
-            except Exception as exc:  # noqa: BLE001 - the game's fault, not the store's: count it
+                if held is not None:  # take it up again from what is stored, if it is still ours
+                    held = _retake(worker, held, backoff)
+            except Exception as exc:  # noqa: BLE001 - the unit's fault, not the store's: count it
                 if held is None:
                     raise
-                _fail(player, held, exc, backoff)
+                _fail(worker, kind.unit, held, exc, backoff)
                 held = None
         if held is not None:
-            _release(player, held)
+            _release(worker, kind.unit, held)
         return finished
     finally:
         try:
-            player.lease.leave()
+            worker.lease.leave()
         except StoreError as exc:
             log.warning("cannot remove this worker's heartbeat: %s", exc)
 
 
-def _retake(player, held, backoff: Backoff):
-    """The held game as stored now (None: it is no longer ours), after a store error."""
+def _retake(worker, held, backoff: Backoff):
+    """The held unit as stored now (None: it is no longer ours), after a store error."""
     while not Stopping.requested:
         try:
-            again = player.claim(held.game.id)
+            again = worker.claim(held.id)
             backoff.reset()
-            if again is not None:
-                player.player.new_game()
             return again
         except StoreError as exc:
             backoff.wait(exc)
     return held
 
 
-def _fail(player, held, exc: Exception, backoff: Backoff) -> None:
+def _fail(worker, unit: str, held, exc: Exception, backoff: Backoff) -> None:
     reason = f"{type(exc).__name__}: {exc}"
-    log.exception("game %d failed: %s", held.game.id, reason)
+    log.exception("%s %d failed: %s", unit, held.id, reason)
     while not Stopping.requested:
         try:
-            if player.lease.fail(held.game.id, reason) == SET_ASIDE:
-                log.error("game %d set aside after repeated failures: %s", held.game.id, reason)
+            if worker.lease.fail(held.id, reason) == SET_ASIDE:
+                log.error("%s %d set aside after repeated failures: %s", unit, held.id, reason)
             return
         except StoreError as store_exc:
             backoff.wait(store_exc)
 
 
-def _release(player, held) -> None:
+def _release(worker, unit: str, held) -> None:
     try:
-        player.release(held)
+        worker.release(held)
     except StoreError as exc:
-        log.warning("cannot release game %d (its lease will expire): %s", held.game.id, exc)
+        log.warning("cannot release %s %d (its lease will expire): %s", unit, held.id, exc)
 
 
 def _worker_main(plan: BuildPlan, index: int) -> None:
@@ -181,10 +172,8 @@ def _worker_main(plan: BuildPlan, index: int) -> None:
 
 
 def reclaim_local_leases(store: Store) -> int:
-    """Free the leases (games, expansions) held by processes of this host that no longer exist (a
-    build killed hard)."""
-    from obook.store.minimax import held_expansions, release_expansion
-
+    """Free the leases (of every kind of unit) held by processes of this host that no longer exist
+    (a build killed hard)."""
     host = socket.gethostname()
     freed = 0
 
@@ -193,16 +182,12 @@ def reclaim_local_leases(store: Store) -> int:
         return len(parts) >= 3 and parts[0] == host and parts[1].isdigit() and not _alive(int(parts[1]))
 
     with store.write() as conn:
-        for game_id, owner in held_leases(conn):
-            if dead(owner):
-                release_lease(conn, game_id, owner)
-                remove_worker(conn, owner)
-                freed += 1
-        for job_id, owner in held_expansions(conn):
-            if dead(owner):
-                release_expansion(conn, job_id, owner)
-                remove_worker(conn, owner)
-                freed += 1
+        for table in jobs.JOB_TABLES:
+            for unit_id, owner in jobs.held(conn, table):
+                if dead(owner):
+                    jobs.release(conn, table, unit_id, owner)
+                    remove_worker(conn, owner)
+                    freed += 1
     return freed
 
 
@@ -218,32 +203,28 @@ def _alive(pid: int) -> bool:
 
 @dataclass
 class BuildStatus:
-    finished: int
+    finished: int  # units done
     in_progress: int
     target: int
-    sequences: list[tuple[str, int, str]]  # (worker, game id, moves) being played now
+    sequences: list[tuple[str, int, str]]  # (worker, unit id, moves) being worked on now
     rate_per_hour: float
-    set_aside: int = 0  # games whose play failed OBOOK_MAX_GAME_FAILURES times
+    set_aside: int = 0  # units that failed OBOOK_MAX_GAME_FAILURES times
+    unit: str = "game"
+    set_aside_units: list[tuple[int, int, str | None]] = field(default_factory=list)  # (id, failures, reason)
 
 
 def status(store: Store, book: BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
-    """The build's progress: finished self-play games, or for a minimax book expansions done (and
-    in progress: pending)."""
+    """The build's progress in the book's units (``obook.book.kinds``)."""
+    kind = book_kind(book)
     with store.read() as conn:
-        if book.algorithm == MINIMAX:
-            from obook.store.minimax import expansion_counts
-
-            jobs = expansion_counts(conn, book.id)
-            counts = {FINISHED: jobs.get("done", 0), IN_PROGRESS: jobs.get("pending", 0)}
-        else:
-            counts = game_counts(conn, book.id, SELFPLAY).get(book.id, {})
+        counts = kind.counts(conn, book)
+        aside = jobs.set_aside(conn, kind.jobs, book.id, limit=10) if counts.set_aside else []
         workers = [w for w in live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
-    finished = counts.get(FINISHED, 0)
     elapsed = max(time.time() - started, 1e-9)
-    rate = (finished - finished_at_start) * 3600.0 / elapsed
+    rate = (counts.done - finished_at_start) * 3600.0 / elapsed
     sequences = [(w["id"].split(":")[2] if w["id"].count(":") >= 2 else w["id"], w["game_id"], w["moves"])
                  for w in workers]
-    return BuildStatus(finished, counts.get(IN_PROGRESS, 0), target, sequences, rate, counts.get(SET_ASIDE, 0))
+    return BuildStatus(counts.done, counts.open, target, sequences, rate, counts.set_aside, kind.unit, aside)
 
 
 def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:

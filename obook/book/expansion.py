@@ -11,7 +11,10 @@ An expansion of node X (a leased row of ``expansions``, see ``obook.store.minima
    the book already (a transposition or a symmetric copy); in a ``reach`` book a new node is also
    searched ``play_searches`` times at the play budget, nothing excluded, whose mean visit shares
    are its play policy (the opponent's model);
-3. one transaction stores the searches and the edge and recomputes every backed-up bound.
+3. one transaction stores the searches and the edge and runs the back-up (``obook.book.backup``).
+
+An expansion is a unit of leased work like a game (``obook.store.jobs``): ``Expander`` is its
+worker (``obook.book.kinds``), run by the same worker loop, grid task and driver as self-play.
 
 Searches are seeded from the expansion's seed, so a repeated expansion (its worker died) searches
 as the first would have. The lease is renewed from the search's progress callback; a lost lease
@@ -21,23 +24,22 @@ cancels the search and nothing is written.
 from __future__ import annotations
 
 import logging
-import os
+from dataclasses import dataclass
 
+from obook.book.backup import load_nodes, write_back_up
 from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_keys
-from obook.book.minimax import CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs, reach_candidates
+from obook.book.minimax import (CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs, format_play_policy,
+                                format_root_moves, node_from_row, reach_candidates)
 from obook.book.selfplay import move_seed, mutation_config
 from obook.go.board import PASS
 from obook.go.position import Position
 from obook.search.player import CancelToken
 from obook.search.players import make_player
+from obook.store import jobs
 from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store
-from obook.store.leases import LeaseLost, new_worker_id
-from obook.store.minimax import (ExpansionRow, SearchedNode, claim_expansion, commit_expansion, expansion_counts,
-                                 get_expansion, load_nodes, pass_expansion, read_node, release_expansion,
-                                 renew_expansion, schedule_expansion, scheduled)
-from obook.store.models import DONE, PENDING
-from obook.store.workers import heartbeat, remove_worker
+from obook.store.leases import ExpansionLease, LeaseLost, new_worker_id
+from obook.store.minimax import ExpansionRow, NewEdge, SearchedNode, read_node, schedule_expansion, scheduled
 
 log = logging.getLogger(__name__)
 
@@ -63,11 +65,23 @@ def root_key(book: BookInfo) -> int:
     return canonical_view(Position(size=book.size, komi=book.komi, superko=book.superko))[0]
 
 
+@dataclass
+class HeldExpansion:
+    """An expansion this worker holds the lease of."""
+
+    job: ExpansionRow
+
+    @property
+    def id(self) -> int:
+        return self.job.id
+
+
 class Expander:
-    """Expands one minimax book's nodes for one owner (a local process or a grid worker)."""
+    """Expands one minimax book's nodes for one owner (a local process or a grid worker): the
+    worker of a search-valued book (``obook.book.kinds``)."""
 
     def __init__(self, store: Store, book: BookInfo, owner: str | None = None, lease_seconds: float | None = None,
-                 kind: str = "local", constants: MinimaxConstants = CONSTANTS):
+                 kind: str = "local", constants: MinimaxConstants = CONSTANTS, heartbeat_seconds: float = 0.0):
         from obook.config import settings
 
         require_keys(book, "expand it")
@@ -81,44 +95,30 @@ class Expander:
             import dataclasses
 
             self.play_player = make_player(dataclasses.replace(self.config, playouts=play_playouts(book), seconds=0.0))
-        self.owner = owner or new_worker_id(kind)
-        self.kind = kind
-        self.lease_seconds = lease_seconds or settings().lease_seconds
+        self.lease = ExpansionLease(store, owner or new_worker_id(kind), lease_seconds or settings().lease_seconds,
+                                    kind=kind, engine_version=ENGINE_VERSION, heartbeat_seconds=heartbeat_seconds)
 
-    # ---- taking work -----------------------------------------------------------------------------
+    @property
+    def owner(self) -> str:
+        return self.lease.owner
 
-    def take(self, target: int | None = None, job_id: int | None = None,
-             handoff: str | None = None) -> ExpansionRow | None:
-        """A pending expansion nobody works on (``job_id``: that one; with ``handoff``, a grid
-        token, also when that token holds it), else a new one: the cheapest node of the book not
-        scheduled at its current number of edges, while the book has fewer than ``target``
-        expansions done or pending. None: nothing to do now."""
-        with self.store.write() as conn:
-            job = None
-            if handoff is not None and job_id is not None and pass_expansion(
-                    conn, job_id, handoff, self.owner, self.lease_seconds):
-                job = get_expansion(conn, job_id)
-            if job is None:
-                job = claim_expansion(conn, self.book.id, self.owner, self.lease_seconds, job_id)
-            if job is None and job_id is None:
-                new = schedule(conn, self.book, 1, target, self.constants, self.owner, self.lease_seconds)
-                job = get_expansion(conn, new[0]) if new else None
-            if job is not None:
-                self._beat(conn, job)
-            return job
+    @property
+    def lease_seconds(self) -> float:
+        return self.lease.lease_seconds
 
-    def release(self, job: ExpansionRow) -> None:
-        with self.store.write() as conn:
-            release_expansion(conn, job.id, self.owner)
+    def claim(self, unit_id: int | None = None, handoff: str | None = None) -> HeldExpansion | None:
+        """Take a pending expansion nobody works on (``unit_id``: that one; with ``handoff``, a grid
+        token, also when that token holds it)."""
+        job = self.lease.claim(self.book.id, unit_id, handoff)
+        return HeldExpansion(job) if job is not None else None
 
-    def leave(self) -> None:
-        with self.store.write() as conn:
-            remove_worker(conn, self.owner)
+    def release(self, held: HeldExpansion) -> None:
+        self.lease.release(held.job)
 
-    def _beat(self, conn, job: ExpansionRow | None) -> None:
-        heartbeat(conn, self.owner, host=os.uname().nodename, pid=os.getpid(), kind=self.kind,
-                  engine_version=ENGINE_VERSION, book_id=self.book.id, game_id=job.id if job else None,
-                  moves=" ".join(job.moves) if job else "")
+    def advance(self, held: HeldExpansion, more: bool = False) -> bool:
+        """Run the held expansion and store it: an expansion is done in one step."""
+        self.expand(held.job)
+        return True
 
     # ---- one expansion ---------------------------------------------------------------------------
 
@@ -130,40 +130,40 @@ class Expander:
             raise ValueError(f"expansion {job.id}: its moves reach key {key:x}, not {job.key:x}")
         with self.store.read() as conn:
             stored = read_node(conn, self.book.id, key)
-        node = stored.node if stored is not None else None
+        node = node_from_row(stored) if stored is not None else None
         edges = dict(node.edges) if node is not None else {}
         best = node.best_new() if node is not None else None
         parent = None
+        searched = node
         if job.move is not None and node is not None:
             best = RootMove(job.move, 0, 0.0)
         elif best is None or best.visits < self.constants.reuse_min_visits:
-            excluded_prior = sum(prior for _, prior in edges.values())
+            excluded_prior = min(sum(prior for _, prior in edges.values()), 1.0)
             root_moves = self.search(job, position, symmetries, set(edges), 0)
-            parent = SearchedNode(key, list(job.moves), root_moves, len(edges), min(excluded_prior, 1.0),
+            play_policy = self.play_policy(job, position, symmetries) if node is None else None
+            parent = SearchedNode(key, list(job.moves), format_root_moves(root_moves), len(edges), excluded_prior,
                                   self.config.playouts, self.config.to_spec(), move_seed(job.seed, 0), ENGINE_VERSION,
-                                  self.play_policy(job, position, symmetries) if node is None else None,
+                                  format_play_policy(play_policy) if play_policy is not None else None,
                                   self.score(job, position) if node is None else None)
+            searched = node_from_row(_as_row(parent, edges, stored))
             best = next((m for m in root_moves if m.move not in edges), None)
-        move = child = child_key = None
+        edge = child = None
         if best is not None and best.move != PASS and best.move not in edges:
-            move = best.move
             after = position.copy()
-            after.play(position.from_canonical(move, symmetries[0]))
+            after.play(position.from_canonical(best.move, symmetries[0]))
             child_key, child_symmetries = canonical_view(after)
+            edge = NewEdge(best.move, child_key, searched.prior(best.move) if searched is not None else 0.0)
             with self.store.read() as conn:
                 known = read_node(conn, self.book.id, child_key) is not None
             if not known:
+                child_moves = self.search(job, after, child_symmetries, set(), 1)
+                play_policy = self.play_policy(job, after, child_symmetries)
                 child = SearchedNode(child_key, [after.vertex(p) for _, p in after.moves],
-                                     self.search(job, after, child_symmetries, set(), 1), 0, 0.0,
+                                     format_root_moves(child_moves), 0, 0.0,
                                      self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
-                                     ENGINE_VERSION, self.play_policy(job, after, child_symmetries),
+                                     ENGINE_VERSION, format_play_policy(play_policy) if play_policy is not None else None,
                                      self.score(job, after))
-        with self.store.write() as conn:
-            stored_now = commit_expansion(conn, job, self.owner, parent, move, child, child_key, self.constants)
-            if stored_now:
-                self._beat(conn, None)
-        if not stored_now:
-            raise LeaseLost(f"expansion {job.id}: done or taken by another worker")
+        self.lease.commit(job, parent, edge, child, lambda conn, book_id: write_back_up(conn, book_id, self.constants))
         return True
 
     def score(self, job: ExpansionRow, position: Position) -> float:
@@ -205,10 +205,11 @@ class Expander:
         lost: list[LeaseLost] = []
 
         def keep_lease(_result) -> None:
-            with self.store.write() as conn:
-                if not renew_expansion(conn, job.id, self.owner, self.lease_seconds):
-                    lost.append(LeaseLost(f"expansion {job.id}: lease lost while searching"))
-                    cancel.cancel()
+            try:
+                self.lease.renew(job)
+            except LeaseLost as exc:
+                lost.append(exc)
+                cancel.cancel()
 
         result = player.genmove(position, on_progress=keep_lease, progress_interval=interval, cancel=cancel,
                                      root_moves=allowed)
@@ -234,16 +235,17 @@ def merge_symmetric(copies: list[tuple[int, int, float]]) -> list[RootMove]:
     return [RootMove(m, merged[m][0], merged[m][1] / merged[m][0]) for m in order]
 
 
-def schedule(conn, book: BookInfo, count: int, target: int | None = None, constants: MinimaxConstants = CONSTANTS,
-             owner: str | None = None, lease_seconds: float = 0.0) -> list[int]:
+def schedule(conn, book: BookInfo, count: int, target: int | None = None,
+             constants: MinimaxConstants = CONSTANTS) -> list[int]:
     """Schedule the expansions of the ``count`` cheapest nodes not scheduled at their current
-    number of edges (the root first, when the book is empty), never more than ``target`` done and
-    pending in all; leased to ``owner`` when given. Under the book's lock: two schedulers never
-    pick the same node (and the table's unique key would refuse it). Returns the new ids."""
+    number of edges (the root first, when the book is empty), never more than ``target`` done,
+    pending and set aside in all (an expansion set aside is not replaced, as a game is not).
+    Under the book's lock: two schedulers never pick the same node (and the table's unique key
+    would refuse it). Returns the new ids."""
     lock_book(conn, book.id)
     if target is not None:
-        counts = expansion_counts(conn, book.id)
-        count = min(count, target - counts.get(DONE, 0) - counts.get(PENDING, 0))
+        counts = jobs.counts(conn, jobs.EXPANSION_JOBS, book.id)
+        count = min(count, target - counts.done - counts.open - counts.set_aside)
     if count <= 0:
         return []
     nodes = load_nodes(conn, book.id)
@@ -264,45 +266,18 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None, consta
         if (key, generation) in taken:
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
-                                    expansion_seed(key, generation, move), owner, lease_seconds, move)
+                                    expansion_seed(key, generation, move), move)
         if new_id is not None:
             created.append(new_id)
     return created
 
 
-def expansion_worker(store: Store, book: BookInfo, target: int, stopping, owner: str | None = None,
-                     lease_seconds: float | None = None, on_store_error=None) -> int:
-    """Expand ``book`` until it has ``target`` expansions done (or nothing left to expand): the
-    embedded build's worker loop. ``stopping()`` is checked between expansions. Returns the
-    expansions this worker stored."""
-    import time
+def _as_row(search: SearchedNode, edges: dict, stored):
+    """The node as it will be stored once ``search`` is written (its prior for the new edge)."""
+    from obook.store.minimax import NodeRow
 
-    from obook.store.db import StoreError
-
-    expander = Expander(store, book, owner=owner, lease_seconds=lease_seconds)
-    stored = 0
-    try:
-        while not stopping():
-            try:
-                job = expander.take(target)
-                if job is None:
-                    with store.read() as conn:
-                        counts = expansion_counts(conn, book.id)
-                    if counts.get(DONE, 0) >= target or not counts.get(PENDING, 0):
-                        return stored
-                    time.sleep(0.5)
-                    continue
-                expander.expand(job)
-                stored += 1
-            except LeaseLost as exc:
-                log.warning("%s", exc)
-            except StoreError as exc:
-                if on_store_error is None:
-                    raise
-                on_store_error(exc)
-        return stored
-    finally:
-        try:
-            expander.leave()
-        except StoreError as exc:
-            log.warning("cannot remove this worker's heartbeat: %s", exc)
+    return NodeRow(key=search.key, moves=" ".join(search.moves), policy=search.policy,
+                   searched_edges=search.searched_edges, excluded_prior=search.excluded_prior,
+                   play_policy=search.play_policy if search.play_policy is not None else
+                   (stored.play_policy if stored is not None else ""),
+                   value=0.0, lcb=0.0, ucb=0.0, edges=dict(edges))

@@ -9,7 +9,8 @@ from sqlalchemy.exc import IntegrityError
 
 from obook.book.keys import ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_keys
 from obook.book.lookup import BookLookup, book_lookup, replay_moves
-from obook.book.rules import ALGORITHMS, BETA, MINIMAX, MVBM, THRESHOLDS
+from obook.book.kinds import has_threshold, is_search_valued
+from obook.book.rules import ALGORITHMS, MVBM, THRESHOLDS
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.search.config import SearchConfig
@@ -71,7 +72,7 @@ class BookSettings:
             raise ObookError(f"board size {self.size}: a book needs 5 to 19")
         if self.algorithm not in ALGORITHMS:
             raise ObookError(f"algorithm {self.algorithm!r}: choose one of {', '.join(ALGORITHMS)}")
-        if self.algorithm in (BETA, MINIMAX):
+        if not has_threshold(self.algorithm):
             if self.threshold:
                 raise ObookError(f"threshold {self.threshold}: the {self.algorithm} book has no threshold")
             threshold = 0.0
@@ -86,18 +87,18 @@ class BookSettings:
         if not 0 <= self.widening < 1:
             raise ObookError(f"widening {self.widening}: must be in [0, 1)")
         spec = SearchConfig.from_spec(self.search or None).to_spec() if self.search else ""
-        if self.algorithm == MINIMAX:
+        if is_search_valued(self.algorithm):
             config = SearchConfig.from_spec(self.search or None)
             if config.algorithm != "uct":
                 raise ObookError(f"search algorithm={config.algorithm}: a minimax book's searches are uct")
         if self.expansion not in (None, "cost", "reach"):
             raise ObookError(f"expansion {self.expansion!r}: choose reach or cost")
-        if self.algorithm != MINIMAX and (self.expansion is not None or self.play_playouts):
+        if not is_search_valued(self.algorithm) and (self.expansion is not None or self.play_playouts):
             raise ObookError("--expansion and --play-playouts are options of a minimax book")
-        expansion = (self.expansion or "reach") if self.algorithm == MINIMAX else "cost"  # "cost": unused
+        expansion = (self.expansion or "reach") if is_search_valued(self.algorithm) else "cost"  # "cost": unused
         if self.play_playouts < 0:
             raise ObookError(f"play playouts {self.play_playouts}: must be positive, or 0 for S / 100")
-        depth = 0 if self.algorithm == MINIMAX else self.depth  # a minimax book has no depth cap
+        depth = 0 if is_search_valued(self.algorithm) else self.depth  # a minimax book has no depth cap
         return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, depth,
                             self.superko, self.widening, expansion, self.play_playouts)
 
@@ -140,7 +141,7 @@ def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int 
     a ``MinimaxLookup``, about a ``ReplayedPosition`` (the service's compiled replay)."""
     position = replay_moves(book.size, book.superko, split_moves(moves) if isinstance(moves, str) else list(moves))
     with store.read() as conn:
-        if book.algorithm == MINIMAX:
+        if is_search_valued(book):
             from obook.book.lookup import minimax_lookup
             from obook.store.minimax import node_reader
 
@@ -259,7 +260,8 @@ def verify_minimax(store: Store, book: BookInfo, repair: bool = False) -> Minima
     the book's lock, so no expansion commits meanwhile) and compare with the stored ones; with
     ``repair`` write the recomputed ones in the same transaction."""
     from obook.store.books import lock_book
-    from obook.store.minimax import computed_figures, load_nodes, stored_figures, write_back_up
+    from obook.book.backup import computed_figures, load_nodes, write_back_up
+    from obook.store.minimax import stored_figures
 
     with store.write() as conn:
         lock_book(conn, book.id)

@@ -15,8 +15,9 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from obook.book.rules import (BETA, BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
+from obook.book.rules import (BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
                               coevolution_move, usage_move)
+from obook.book.kinds import is_sampling
 from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import _REASONS, COLOR_NAMES
@@ -140,7 +141,7 @@ def book_choice(book: BookInfo, candidates: list[Candidate], rng: BetaSampler | 
     """What self-play under the book's algorithm plays among ``candidates`` (None: mutate). A BETA
     book samples from ``rng``; without one (a lookup, which shows the book rather than plays it)
     its choice is random, so there is none to show: ``None``."""
-    if book.algorithm == BETA:
+    if is_sampling(book):
         return beta_move(candidates, rng, book.widening) if rng is not None else None
     return coevolution_move(candidates, book.threshold, book.widening)
 
@@ -224,13 +225,13 @@ class MinimaxLookup:
         return bool(self.candidates)
 
 
-ReadNode = Callable[[int], "tuple[object, dict] | None"]  # key -> (StoredNode, children's Bounds) or None
+ReadNode = Callable[[int], "tuple[object, dict] | None"]  # key -> (NodeRow, children's bounds) or None
 
 
 def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNode) -> MinimaxLookup:
     """A minimax book's answer in ``position``: its book moves with their bounds, the value of
     leaving the book, and the move playing from the book takes (``minimax.book_move``)."""
-    from obook.book.minimax import book_move, edge_views, own_bounds
+    from obook.book.minimax import book_move, edge_views, node_from_row, own_bounds
 
     found = MinimaxLookup(book, position)
     key, symmetry = position.canonical()
@@ -238,13 +239,13 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
     if read is None:
         return found
     stored, children = read
-    node = stored.node
+    node = node_from_row(stored)
     own = own_bounds(node)
     best_new = node.best_new()
     found.own_value = own.value
     found.own_move = (position.vertex(PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry))
                       if best_new is not None else None)
-    found.value, found.lcb, found.ucb = stored.bounds.value, stored.bounds.lcb, stored.bounds.ucb
+    found.value, found.lcb, found.ucb = stored.value, stored.lcb, stored.ucb
     chosen = book_move(node, children)
     for e in edge_views(node, children):
         point = position.from_canonical(e.move, symmetry)

@@ -1,6 +1,7 @@
 """The search-valued book (``--algorithm minimax``): values backed up by minimax over the book's DAG,
 the cost that chooses the next node to expand, and the rule that plays from it. Pure functions of
-the nodes and edges; ``obook.store.minimax`` stores them, ``obook.book.expansion`` grows them.
+the nodes and edges; ``obook.store.minimax`` stores them, ``obook.book.backup`` keeps their stored
+figures true, ``obook.book.expansion`` grows them.
 
 The method is KataGo's book builder (``cpp/book/book.cpp``) on our engine, and Fuego's before it:
 
@@ -86,7 +87,7 @@ def parse_root_moves(text: str) -> list[RootMove]:
 
 @dataclass
 class Node:
-    """A node as the functions here read it (``obook.store.minimax`` loads them)."""
+    """A node as the functions here read it (``node_from_row``: from ``obook.store.minimax``'s rows)."""
 
     key: int
     moves: str  # a path from the empty board
@@ -126,6 +127,13 @@ class Node:
         if self.play_policy:
             return sorted(self.play_policy, key=lambda ms: (-ms[1], ms[0]))
         return [(m.move, self.prior(m.move)) for m in self.root_moves]
+
+
+def node_from_row(row) -> Node:
+    """A stored node (``obook.store.minimax.NodeRow``) as the functions here read it."""
+    return Node(key=row.key, moves=row.moves, root_moves=parse_root_moves(row.policy),
+                searched_edges=row.searched_edges, excluded_prior=row.excluded_prior, edges=dict(row.edges),
+                play_policy=parse_play_policy(row.play_policy))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 
 from obook.book.lookup import BookLookup, book_lookup
-from obook.book.rules import MINIMAX
+from obook.book.kinds import is_search_valued
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
 from obook.search.player import Player
@@ -76,7 +76,7 @@ class BookPlayer(Player):
             from obook.errors import ObookError
             from obook.search.mcts import MCTSPlayer
 
-            if self.book.algorithm != MINIMAX or not isinstance(inner, MCTSPlayer):
+            if not is_search_valued(self.book) or not isinstance(inner, MCTSPlayer):
                 raise ObookError("--book-soft needs a minimax book and the uct search in one process")
         self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
         self._rows: dict[int, Rows] = {}
@@ -130,7 +130,7 @@ class BookPlayer(Player):
         """The usage rule's answer with the book's figures, or None when out of book."""
         if not self.applies_to(position):
             return None
-        if self.book.algorithm == MINIMAX:
+        if is_search_valued(self.book):
             return self.minimax_result(position)
         started = time.perf_counter()
         found = self.lookup(position)
@@ -154,7 +154,7 @@ class BookPlayer(Player):
         return {c.point: (self.soft_visits, c.value) for c in found.candidates} or None
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
-        if self.soft_visits > 0 and self.book.algorithm == MINIMAX:
+        if self.soft_visits > 0 and is_search_valued(self.book):
             priors = self.soft_priors(position)
             extra = {"root_priors": priors} if priors else {}
             return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,

@@ -98,6 +98,10 @@ class HeldGame:
     prepared: bool = False  # the next move was prepared with the last one stored (``advance(more=True)``)
     pick: Candidate | None = None  # the prepared book move; None, prepared: its search is already counted
 
+    @property
+    def id(self) -> int:
+        return self.game.id
+
 
 class SelfPlayer:
     """Plays games of one book for one owner (a local process or a grid worker)."""
@@ -122,9 +126,13 @@ class SelfPlayer:
 
     def claim(self, game_id: int | None = None, handoff: str | None = None) -> HeldGame | None:
         """Take a game's lease: one nobody holds, or ``game_id``; with ``handoff`` (a grid task's
-        token) also when that token holds it."""
+        token) also when that token holds it. The search starts a new game: slices of other games
+        may have run in this process since."""
         game = self.lease.claim(self.book.id, game_id, handoff)
-        return HeldGame(game) if game is not None else None
+        if game is None:
+            return None
+        self.player.new_game()
+        return HeldGame(game)
 
     def release(self, held: HeldGame) -> None:
         self.lease.release(held.game)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sgfmill import sgf
 
+from obook.book.kinds import is_sampling, is_search_valued
 from obook.book.keys import UNSCORED, game_outcome, opening_record
 from obook.book.lookup import book_lookup
 from obook.errors import ObookError
@@ -273,13 +274,13 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
     """The book as one SGF game tree: each node a book move, most played first, with games, wins
     and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent). Returns the
     SGF and the number of move nodes."""
-    if book.algorithm == "minimax":
+    if is_search_valued(book):
         return export_minimax_book(store, book, depth, max_nodes)
     if depth is None or depth <= 0:
         depth = book.depth  # 0: the book has no cap (``max_nodes`` bounds the tree)
     elif book.depth > 0:
         depth = min(depth, book.depth)
-    rule = "Beta sampling" if book.algorithm == "beta" else f"threshold {book.threshold:g}"
+    rule = "Beta sampling" if is_sampling(book) else f"threshold {book.threshold:g}"
     header = (f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
               f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
               "of its player, win rate (a draw counts half).")

@@ -9,6 +9,9 @@ import sys
 import time
 from pathlib import Path
 
+from obook.book.kinds import book_kind, is_sampling, is_search_valued
+from obook.book.rules import ALGORITHMS
+
 
 def _db(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--db", default=None, metavar="URL",
@@ -20,7 +23,7 @@ def register(subparsers) -> None:
     p.add_argument("--book", default="default", help="book name (created when new)")
     p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
     p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
-    p.add_argument("--algorithm", choices=("mbm", "mvbm", "beta", "minimax"), default=None,
+    p.add_argument("--algorithm", choices=ALGORITHMS, default=None,
                    help="new book: mvbm; beta: Thompson sampling on Beta(w+1, l+1) with a new-move arm; "
                         "minimax: search values backed up by minimax (--games counts expansions; "
                         "give --search playouts=S --seconds-per-move 0)")
@@ -126,35 +129,38 @@ def cmd_build(args) -> int:
     store = _store(args, create=True)
     book = ensure_book(store, args.book, wanted, explicit=set(given) - {"seconds_per_move"})
     seconds = args.seconds_per_move
+    kind = book_kind(book)
     plan = BuildPlan(url=store.url, book=book.name, target=args.games, workers=workers, seconds=seconds)
     err = sys.stderr
     widening = f", widening {book.widening:g}" if book.widening else ""
     print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {_rule(book)}, "
           f"depth {_depth(book.depth)}{widening}) in {store.name}", file=err)
     print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
-          f"mutation move, target {args.games} finished games (Ctrl-C stops; run again to continue)", file=err)
+          f"mutation move, target {args.games} {kind.unit}s done (Ctrl-C stops; run again to continue)", file=err)
     started = time.time()
     print("  loading the engine (the first run compiles it: about a minute)...", file=err)
     try:
         if args.quiet:
             final = build(plan)
         else:
-            final = _build_with_display(plan, build)
+            final = _build_with_display(plan, build, kind.unit)
             print(file=err)
     except KeyboardInterrupt:
-        print("\ninterrupted: games in progress keep their moves; run the same command to continue", file=err)
+        print(f"\ninterrupted: {kind.unit}s in progress are taken up again; run the same command to continue",
+              file=err)
         return 130
     minutes = (time.time() - started) / 60
     if final.set_aside:
-        print(f"stopped: {final.finished} finished self-play games in book {book.name!r} ({minutes:.1f} min); "
-              f"{final.set_aside} game(s) set aside (see `obook verify --book {book.name}`)", file=err)
+        print(f"stopped: {final.finished} {kind.unit}s done in book {book.name!r} ({minutes:.1f} min); "
+              f"{final.set_aside} {kind.unit}(s) set aside (see `obook verify --book {book.name}`)", file=err)
         _print_set_aside(store, book, file=err)
         return 1
-    print(f"done: {final.finished} finished self-play games in book {book.name!r} ({minutes:.1f} min)")
-    from obook.book.build import games_at_move_cap
-    from obook.book.selfplay import max_moves
+    print(f"done: {final.finished} {kind.unit}s done in book {book.name!r} ({minutes:.1f} min)")
+    if not is_search_valued(book):
+        from obook.book.build import games_at_move_cap
+        from obook.book.selfplay import max_moves
 
-    print(f"  {games_at_move_cap(store, book)} of them ended at the move cap ({max_moves(book.size)} moves)")
+        print(f"  {games_at_move_cap(store, book)} of them ended at the move cap ({max_moves(book.size)} moves)")
     print(f"  store:  {store.name}")
     print(f"  query:  obook lookup --book {book.name} \"\"        (the book's moves on the empty board)")
     print(f"  export: obook export --book {book.name} --sgf {book.name}.sgf")
@@ -162,16 +168,16 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _build_with_display(plan, build) -> object:
+def _build_with_display(plan, build, unit: str) -> object:
     from rich.console import Console, Group
     from rich.live import Live
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
     console = Console(stderr=True)
-    progress = Progress(TextColumn("[bold]games"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    progress = Progress(TextColumn(f"[bold]{unit}s"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                         TextColumn("{task.fields[rate]}"), console=console)
-    task = progress.add_task("games", total=plan.target, rate="")
+    task = progress.add_task(unit, total=plan.target, rate="")
     state = {"table": Table()}
 
     def render():
@@ -180,10 +186,10 @@ def _build_with_display(plan, build) -> object:
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         def on_status(s) -> None:
             progress.update(task, completed=min(s.finished, plan.target),
-                            rate=f"{s.rate_per_hour:.0f} games/hour, {s.in_progress} in progress")
+                            rate=f"{s.rate_per_hour:.0f} {unit}s/hour, {s.in_progress} in progress")
             table = Table(show_header=bool(s.sequences), header_style="bold", box=None, padding=(0, 1))
             table.add_column("worker")
-            table.add_column("game")
+            table.add_column(unit)
             table.add_column("sequence being explored")
             for worker, game_id, moves in sorted(s.sequences)[:8]:
                 words = moves.split()
@@ -199,11 +205,7 @@ def _build_with_display(plan, build) -> object:
 
 
 def _rule(book) -> str:
-    if book.algorithm == "beta":
-        return "BETA sampling"
-    if book.algorithm == "minimax":
-        return "MINIMAX search values"
-    return f"{book.algorithm.upper()} threshold {book.threshold:g}"
+    return book_kind(book).rule(book)
 
 
 def _depth(depth: int) -> str:
@@ -274,7 +276,7 @@ def cmd_lookup(args) -> int:
     store = _store(args)
     book = _keyed_book(store, args.book, "look positions up in it")
     found = lookup(store, book, args.moves, min_games=args.min_games)
-    if book.algorithm == "minimax":
+    if is_search_valued(book):
         return _print_minimax_lookup(found, args.json)
     if args.json:
         print(json.dumps(lookup_document(found, brief=True), indent=2))
@@ -297,7 +299,7 @@ def cmd_lookup(args) -> int:
               f" {score:>11}{'   <- ' + ', '.join(marks) if marks else ''}")
     if found.usage is None:
         print("  usage rule: no move has won a game here")
-    if book.algorithm == "beta":
+    if is_sampling(book):
         print("  self-play samples each move's Beta(w+1, l+1) (a draw half of each) and a new-move arm (mutate)")
     elif found.coevolution is None:
         print(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
@@ -334,7 +336,7 @@ def cmd_verify(args) -> int:
 
     store = _store(args)
     book = _keyed_book(store, args.book, "repair it" if args.repair else "verify it")
-    if book.algorithm == "minimax":
+    if is_search_valued(book):
         return _verify_minimax(store, book, args.repair)
     result = verify(store, book, repair=args.repair)
     print(f"book {book.name!r}: {result.games} finished games, {result.rows} statistics rows")
@@ -361,32 +363,33 @@ def _verify_minimax(store, book, repair: bool) -> int:
     from obook.book.library import verify_minimax
 
     result = verify_minimax(store, book, repair=repair)
-    print(f"book {book.name!r}: {result.nodes} nodes, {result.edges} edges (minimax)")
+    print(f"book {book.name!r}: {result.nodes} nodes, {result.edges} edges (search-valued)")
+    aside = _print_set_aside(store, book)
     for key, computed, stored in result.differences[:20]:
         print(f"  node {key:016x}: stored {stored}, recomputed {computed}")
     for parent, move, child in result.dangling[:20]:
         print(f"  edge {parent:016x} move {move} leads to {child:016x}, which is not stored")
     if result.clean:
         print("  every backed-up value matches the stored searches")
-        return 0
+        return 1 if aside else 0
     print(f"  {len(result.differences)} nodes differ, {len(result.dangling)} dangling edges"
           + ("; repaired" if result.repaired else ""))
     return 1
 
 
 def _print_set_aside(store, book, file=None) -> int:
-    """List the book's games set aside (their play failed OBOOK_MAX_GAME_FAILURES times) with the
-    last reason; returns how many there are."""
-    from obook.store.games import game_counts, set_aside_games
-    from obook.store.models import SET_ASIDE
+    """List the book's units set aside (they failed OBOOK_MAX_GAME_FAILURES times) with the last
+    reason; returns how many there are."""
+    from obook.store import jobs
 
+    kind = book_kind(book)
     with store.read() as conn:
-        games = set_aside_games(conn, book.id, limit=20)
-        total = game_counts(conn, book.id).get(book.id, {}).get(SET_ASIDE, 0) if games else 0
+        units = jobs.set_aside(conn, kind.jobs, book.id, limit=20)
+        total = kind.counts(conn, book).set_aside if units else 0
     if total:
-        print(f"  {total} game(s) set aside, not played nor counted (they failed repeatedly):", file=file)
-        for game_id, failures, reason in games:
-            print(f"  game {game_id} set aside after {failures} failures: {reason}", file=file)
+        print(f"  {total} {kind.unit}(s) set aside, not worked on nor counted (they failed repeatedly):", file=file)
+        for unit_id, failures, reason in units:
+            print(f"  {kind.unit} {unit_id} set aside after {failures} failures: {reason}", file=file)
     return total
 
 
@@ -406,13 +409,14 @@ def cmd_books(args) -> int:
         c = counts.get(b.id, {})
         other = (f"; engine version {b.engine_version}, not this obook's {ENGINE_VERSION}: its keys cannot be used"
                  if b.engine_version != ENGINE_VERSION else "")
-        if b.algorithm == "minimax":
-            from obook.store.minimax import expansion_counts, node_count
+        if is_search_valued(b):
+            from obook.store.minimax import node_count
 
             with store.read() as conn:
-                jobs, nodes = expansion_counts(conn, b.id), node_count(conn, b.id)
-            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} MINIMAX ({b.search or 'default search'}), "
-                  f"{nodes} nodes, {jobs.get('done', 0)} expansions done, {jobs.get('pending', 0)} pending{other}")
+                units, nodes = book_kind(b).counts(conn, b), node_count(conn, b.id)
+            aside = f", {units.set_aside} set aside" if units.set_aside else ""
+            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {_rule(b)} ({b.search or 'default search'}), "
+                  f"{nodes} nodes, {units.done} expansions done, {units.open} pending{aside}{other}")
             continue
         print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
               f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "

@@ -4,8 +4,9 @@ only and off unless its environment variable is set:
 - ``OBOOK_TEST_CLOCK_OFFSET`` (seconds, may be negative): this process's clock runs that far from the
   machine's, as a machine whose clock drifted. ``obook.store.models.utcnow`` and the grid's tokens
   read it; leases, moves and finishes do not depend on it (they are dated by the database's clock).
-- ``OBOOK_TEST_POISON_GAME`` (a game id): playing a move of that game raises ``PoisonedGame``, as
-  an engine bug would (``check_poison`` is called before each move by the build and the grid).
+- ``OBOOK_TEST_POISON_UNIT`` (``KIND:ID``, ``game:12`` or ``expansion:3``): working on that unit
+  raises ``PoisonedUnit``, as an engine bug would (``check_poison`` is called before each step of
+  a unit, a game's move or an expansion, by the build and the grid).
 - ``OBOOK_TEST_KILL_AT`` (``POINT:N``): the N-th time this process passes the code point ``POINT``
   (``kill_point``), it kills itself with SIGKILL, as a preempted machine would die there. The
   points (``KILL_POINTS``): ``after_append`` (a move stored), ``before_finish_commit`` (a finish
@@ -30,7 +31,7 @@ KILL_POINTS = ("after_append", "before_finish_commit", "after_finish_commit", "a
 _passes: dict[str, int] = {}
 
 
-class PoisonedGame(RuntimeError):
+class PoisonedUnit(RuntimeError):
     """Raised by the poison test hook (a stand-in for an engine bug)."""
 
 
@@ -44,10 +45,10 @@ def clock_offset() -> float:
         raise ObookError(f"OBOOK_TEST_CLOCK_OFFSET must be a number of seconds, not {value!r}") from None
 
 
-def check_poison(game_id: int) -> None:
-    value = os.environ.get("OBOOK_TEST_POISON_GAME", "")
-    if value and value.strip() == str(game_id):
-        raise PoisonedGame(f"test hook OBOOK_TEST_POISON_GAME: game {game_id} is poison")
+def check_poison(unit: str, unit_id: int) -> None:
+    value = os.environ.get("OBOOK_TEST_POISON_UNIT", "")
+    if value and value.strip() == f"{unit}:{unit_id}":
+        raise PoisonedUnit(f"test hook OBOOK_TEST_POISON_UNIT: {unit} {unit_id} is poison")
 
 
 def kill_point(point: str) -> None:

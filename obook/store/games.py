@@ -1,17 +1,13 @@
 """Games and their leases, each a guarded statement so that a duplicate or late caller (a
 redelivered task, a worker that lost its lease, a second builder) changes nothing it should not.
 
-- a game is played by whoever holds its lease; claiming takes only a game whose lease is free or
-  expired, appending a move checks the owner and the number of moves already stored;
-- leases are dated and compared by the database's clock (``db_time``), so machines whose clocks
-  disagree still agree on which lease has expired;
-- a game whose play fails (``record_failure``) is played again until it has failed
-  ``max_failures`` times, then set aside with its reason;
+- a game is a unit of leased work (``obook.store.jobs``: claim, renew, hand on, fail, set aside);
+  appending a move checks the owner and the number of moves already stored;
 - finishing flips ``in_progress`` to ``finished`` with a guarded ``UPDATE`` and adds the game's
   statistics in the same transaction, so a game is counted once or not at all; that transaction
   commits synchronously even where moves do not (a grid worker on PostgreSQL).
 
-``obook.store.leases.GameLease`` is how a player uses these statements.
+``obook.store.leases.GameLease`` is how a player uses these statements and those of the jobs.
 """
 
 from __future__ import annotations
@@ -19,7 +15,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, and_, case, func, literal, literal_column, or_, select, tuple_, update
+from sqlalchemy import Connection, func, literal, literal_column, select, tuple_, update
 
 from obook.store.books import lock_book
 from obook.store.db import as_utc, db_time, synchronous_commit, to_signed
@@ -110,46 +106,6 @@ def get_game(conn: Connection, game_id: int) -> GameRow | None:
     return game_from_row(row) if row is not None else None
 
 
-def claim_game(conn: Connection, book_id: int, owner: str, lease_seconds: float,
-               game_id: int | None = None) -> GameRow | None:
-    """Take the lease of an in-progress game nobody holds (or whose lease expired), oldest first, or
-    of ``game_id`` when given. ``None`` when there is none to take."""
-    free = and_(GAMES.c.status == IN_PROGRESS,
-                or_(GAMES.c.lease_until.is_(None), GAMES.c.lease_until < db_time(conn), GAMES.c.lease_owner == owner))
-    query = select(GAMES.c.id).where(GAMES.c.book_id == book_id, free).order_by(GAMES.c.id).limit(8)
-    if game_id is not None:
-        query = select(GAMES.c.id).where(GAMES.c.id == game_id, GAMES.c.book_id == book_id, free)
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
-    for (candidate,) in conn.execute(query).all():
-        taken = conn.execute(update(GAMES).where(GAMES.c.id == candidate, free).values(
-            lease_owner=owner, lease_until=db_time(conn, lease_seconds)))
-        if taken.rowcount == 1:
-            return get_game(conn, candidate)
-    return None
-
-
-def renew_lease(conn: Connection, game_id: int, owner: str, lease_seconds: float) -> bool:
-    result = conn.execute(update(GAMES).where(
-        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
-    ).values(lease_until=db_time(conn, lease_seconds)))
-    return result.rowcount == 1
-
-
-def release_lease(conn: Connection, game_id: int, owner: str) -> None:
-    conn.execute(update(GAMES).where(GAMES.c.id == game_id, GAMES.c.lease_owner == owner).values(
-        lease_owner=None, lease_until=None))
-
-
-def pass_lease(conn: Connection, game_id: int, owner: str, successor: str, lease_seconds: float) -> bool:
-    """Hand the lease of an in-progress game from ``owner`` to ``successor`` (a grid task token, or
-    the worker that received the token). False when ``owner`` no longer holds it."""
-    result = conn.execute(update(GAMES).where(
-        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
-    ).values(lease_owner=successor, lease_until=db_time(conn, lease_seconds)))
-    return result.rowcount == 1
-
-
 def count_search(conn: Connection, game_id: int, owner: str) -> bool:
     """One more mutation search started on ``game_id`` by ``owner`` (committed before the search
     starts). False, with nothing counted, when ``owner`` no longer holds the game: a player that
@@ -158,44 +114,6 @@ def count_search(conn: Connection, game_id: int, owner: str) -> bool:
         GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
     ).values(searches=GAMES.c.searches + 1))
     return result.rowcount == 1
-
-
-def games_in_flight(conn: Connection, book_id: int) -> list[tuple[int, str | None, bool]]:
-    """(id, lease owner, whether its lease is free or expired by the database's clock) of every
-    in-progress game of a book, oldest first."""
-    expired = case((or_(GAMES.c.lease_owner.is_(None), GAMES.c.lease_until.is_(None),
-                        GAMES.c.lease_until < db_time(conn)), True), else_=False)
-    rows = conn.execute(select(GAMES.c.id, GAMES.c.lease_owner, expired).where(
-        GAMES.c.book_id == book_id, GAMES.c.status == IN_PROGRESS).order_by(GAMES.c.id))
-    return [(i, o, bool(e)) for i, o, e in rows]
-
-
-def record_failure(conn: Connection, game_id: int, owner: str, reason: str, max_failures: int) -> str | None:
-    """Count one failed attempt at playing ``game_id`` (held by ``owner``) and free its lease so
-    that it is played again at once; at ``max_failures`` the game is set aside with ``reason``.
-    Returns the game's status now (``in_progress`` or ``set_aside``); None when ``owner`` no
-    longer held it (nothing written)."""
-    reason = reason[:2000]
-    result = conn.execute(update(GAMES).where(
-        GAMES.c.id == game_id, GAMES.c.lease_owner == owner, GAMES.c.status == IN_PROGRESS,
-    ).values(failures=GAMES.c.failures + 1, failure=reason, lease_owner=None, lease_until=None,
-             status=case((GAMES.c.failures + 1 >= max_failures, SET_ASIDE), else_=GAMES.c.status),
-             updated_at=db_time(conn)))
-    if result.rowcount != 1:
-        return None
-    return conn.execute(select(GAMES.c.status).where(GAMES.c.id == game_id)).scalar_one()
-
-
-def set_aside_games(conn: Connection, book_id: int, limit: int = 100) -> list[tuple[int, int, str | None]]:
-    """(id, failures, reason) of a book's games set aside, newest first."""
-    return [tuple(r) for r in conn.execute(select(GAMES.c.id, GAMES.c.failures, GAMES.c.failure).where(
-        GAMES.c.book_id == book_id, GAMES.c.status == SET_ASIDE).order_by(GAMES.c.id.desc()).limit(limit))]
-
-
-def held_leases(conn: Connection) -> list[tuple[int, str]]:
-    """(game id, owner) of every in-progress game someone holds."""
-    return [tuple(r) for r in conn.execute(select(GAMES.c.id, GAMES.c.lease_owner).where(
-        GAMES.c.status == IN_PROGRESS, GAMES.c.lease_owner.is_not(None)))]
 
 
 def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin: str,

@@ -1,13 +1,16 @@
-"""A player's hold on the games it plays: every write a player makes to a game, and its heartbeat.
+"""A worker's hold on the units it works on (games, expansions): every write it makes to them, and
+its heartbeat.
 
-``GameLease`` is one owner's name in the store (a build process, a grid worker's pool process, or a
-grid token that carries a game between two tasks) with the length of its leases. Its writes are the
-guarded statements of ``obook.store.games``, so a duplicate or late caller changes nothing: claim
-takes only a free or expired lease (or one handed to it), renew and append check the owner and the
-moves already stored, finish closes a game once. A write that finds the game no longer ours raises
-``LeaseLost`` and writes nothing.
+``Lease`` is one owner's name in the store (a build process, a grid worker's pool process, or a
+grid token that carries a unit between two tasks) with the length of its leases, over one kind of
+unit (``obook.store.jobs.JobTable``). Its writes are the guarded statements of
+``obook.store.jobs``, so a duplicate or late caller changes nothing: claim takes only a free or
+expired lease (or one handed to it), renew checks the owner, fail counts a failure once and sets
+the unit aside at the limit. A write that finds the unit no longer ours raises ``LeaseLost`` and
+writes nothing. ``GameLease`` adds a game's own writes (a move, the finish), ``ExpansionLease`` an
+expansion's (its commit).
 
-The worker's heartbeat (``workers`` row: who it is, which game and moves it is on) is written here
+The worker's heartbeat (``workers`` row: who it is, which unit and moves it is on) is written here
 only, in the transaction of the write it reports. A token is no worker: its lease has no heartbeat.
 """
 
@@ -18,45 +21,40 @@ import os
 import socket
 import time
 import uuid
-from typing import Callable, TypeVar
+from typing import Callable, Generic, TypeVar
 
 from sqlalchemy import Connection
 
 from obook.errors import ObookError
+from obook.store import jobs
 from obook.store.db import Store
 from obook.store.faults import kill_point
-from obook.store.games import (
-    GameRow,
-    append_move,
-    claim_game,
-    count_search,
-    finish_game,
-    get_game,
-    pass_lease,
-    record_failure,
-    release_lease,
-    renew_lease,
-)
+from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
+from obook.store.minimax import ExpansionRow, NewEdge, SearchedNode, commit_expansion, get_expansion
 from obook.store.models import ABANDONED
 from obook.store.stats import ReadRows, rows_reader
 from obook.store.workers import heartbeat, remove_worker
 
 T = TypeVar("T")
+Row = TypeVar("Row", GameRow, ExpansionRow)
 BookPick = Callable[[ReadRows], T]  # reads statistics rows by canonical key -> a choice or None
 
 
 class LeaseLost(ObookError):
-    """Another player took this game (our lease expired); stop without writing."""
+    """Another worker took this unit (our lease expired); stop without writing."""
 
 
 def new_worker_id(kind: str = "local") -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{kind}:{uuid.uuid4().hex[:8]}"
 
 
-class GameLease:
-    """The leases of one owner. ``kind`` names the worker in its heartbeat (``local``, ``celery``);
-    ``None`` for a grid token, which has none. ``heartbeat_seconds``: least time between two
-    heartbeats written with a move (a grid worker's moves come faster than anyone reads them)."""
+class Lease(Generic[Row]):
+    """The leases of one owner on one kind of unit. ``kind`` names the worker in its heartbeat
+    (``local``, ``celery``); ``None`` for a grid token, which has none. ``heartbeat_seconds``: least
+    time between two heartbeats written with a unit's progress (a grid worker's moves come faster
+    than anyone reads them)."""
+
+    jobs: jobs.JobTable
 
     def __init__(self, store: Store, owner: str, lease_seconds: float, kind: str | None = "local",
                  engine_version: str = "", heartbeat_seconds: float = 0.0):
@@ -66,50 +64,101 @@ class GameLease:
         self.kind = kind
         self.engine_version = engine_version
         self.heartbeat_seconds = heartbeat_seconds
-        self._last_beat = -math.inf  # the first move is always reported
+        self._last_beat = -math.inf  # the first progress is always reported
+
+    def read(self, conn: Connection, unit_id: int) -> Row | None:
+        raise NotImplementedError
 
     # ---- taking and giving back -----------------------------------------------------------------
 
-    def claim(self, book_id: int, game_id: int | None = None, handoff: str | None = None) -> GameRow | None:
-        """Take a game's lease: one nobody holds, or ``game_id``; with ``handoff`` (a grid task's
-        token) also when that token holds it, which is how a game passes from task to task."""
+    def claim(self, book_id: int, unit_id: int | None = None, handoff: str | None = None) -> Row | None:
+        """Take a unit's lease: one nobody holds, or ``unit_id``; with ``handoff`` (a grid task's
+        token) also when that token holds it, which is how a unit passes from task to task."""
         with self.store.write() as conn:
-            game = None
-            if handoff is not None and game_id is not None and pass_lease(
-                    conn, game_id, handoff, self.owner, self.lease_seconds):
-                game = get_game(conn, game_id)
-            if game is None:
-                game = claim_game(conn, book_id, self.owner, self.lease_seconds, game_id)
-            if game is not None:
-                self._beat(conn, game)
-        return game
+            taken = None
+            if handoff is not None and unit_id is not None and jobs.pass_lease(
+                    conn, self.jobs, unit_id, handoff, self.owner, self.lease_seconds):
+                taken = unit_id
+            if taken is None:
+                taken = jobs.claim(conn, self.jobs, book_id, self.owner, self.lease_seconds, unit_id)
+            unit = self.read(conn, taken) if taken is not None else None
+            if unit is not None:
+                self._beat(conn, unit)
+        return unit
 
-    def take_over(self, game_id: int, holder: str) -> bool:
-        """Take the lease of an in-progress game from ``holder``; False when it no longer holds it."""
+    def take_over(self, unit_id: int, holder: str) -> bool:
+        """Take the lease of an open unit from ``holder``; False when it no longer holds it."""
         with self.store.write() as conn:
-            return pass_lease(conn, game_id, holder, self.owner, self.lease_seconds)
+            return jobs.pass_lease(conn, self.jobs, unit_id, holder, self.owner, self.lease_seconds)
 
-    def hand_on(self, game_id: int, successor: str) -> bool:
-        """Give our lease of ``game_id`` to ``successor`` (a grid token); False when it is not ours."""
+    def hand_on(self, unit_id: int, successor: str) -> bool:
+        """Give our lease of ``unit_id`` to ``successor`` (a grid token); False when it is not ours."""
         with self.store.write() as conn:
-            if not pass_lease(conn, game_id, self.owner, successor, self.lease_seconds):
+            if not jobs.pass_lease(conn, self.jobs, unit_id, self.owner, successor, self.lease_seconds):
                 return False
             self._beat(conn)
         return True
 
-    def release(self, game: GameRow) -> None:
+    def release(self, unit: Row) -> None:
         with self.store.write() as conn:
-            release_lease(conn, game.id, self.owner)
+            jobs.release(conn, self.jobs, unit.id, self.owner)
             self._beat(conn)
 
-    # ---- playing --------------------------------------------------------------------------------
-
-    def renew(self, game: GameRow) -> None:
-        """Keep the lease while thinking about ``game``'s next move."""
+    def renew(self, unit: Row) -> None:
+        """Keep the lease while working on ``unit``."""
         with self.store.write() as conn:
-            if not renew_lease(conn, game.id, self.owner, self.lease_seconds):
-                raise LeaseLost(f"game {game.id}: lease lost while thinking")
-            self._beat(conn, game)
+            if not jobs.renew(conn, self.jobs, unit.id, self.owner, self.lease_seconds):
+                raise LeaseLost(f"{self.jobs.name} {unit.id}: lease lost while working on it")
+            self._beat(conn, unit)
+
+    def fail(self, unit_id: int, reason: str, max_failures: int | None = None) -> str | None:
+        """Count a failed attempt at ``unit_id`` (an error that is neither a lost lease nor the
+        database's) and give it back; after ``max_failures`` (``OBOOK_MAX_GAME_FAILURES``) it is
+        set aside. The unit's status now, or None when it was no longer ours."""
+        from obook.config import settings
+
+        limit = max_failures if max_failures is not None else settings().max_game_failures
+        with self.store.write() as conn:
+            status = jobs.record_failure(conn, self.jobs, unit_id, self.owner, reason, max(1, limit))
+            if status is not None:
+                self._beat(conn)
+        return status
+
+    # ---- the worker ----------------------------------------------------------------------------
+
+    def announce(self) -> None:
+        """A heartbeat with no unit: the worker is up and idle."""
+        with self.store.write() as conn:
+            self._beat(conn)
+
+    def leave(self) -> None:
+        """Remove the worker's heartbeat row (it stops)."""
+        with self.store.write() as conn:
+            remove_worker(conn, self.owner)
+
+    def _beat(self, conn: Connection, unit: Row | None = None) -> None:
+        if self.kind is None:
+            return
+        where = ({"book_id": unit.book_id, "game_id": unit.id, "moves": " ".join(unit.moves)} if unit is not None
+                 else {"game_id": None, "moves": ""})
+        heartbeat(conn, self.owner, host=socket.gethostname(), pid=os.getpid(), kind=self.kind,
+                  engine_version=self.engine_version, **where)
+
+    def _beat_now(self, conn: Connection, unit: Row) -> None:
+        """A heartbeat with ``unit``'s progress, at most every ``heartbeat_seconds``."""
+        now = time.monotonic()
+        if now - self._last_beat >= self.heartbeat_seconds:
+            self._beat(conn, unit)
+            self._last_beat = now
+
+
+class GameLease(Lease[GameRow]):
+    """A player's leases on self-play games, with a game's own writes: its moves and its finish."""
+
+    jobs = jobs.GAME_JOBS
+
+    def read(self, conn: Connection, unit_id: int) -> GameRow | None:
+        return get_game(conn, unit_id)
 
     def start_move(self, game: GameRow, book_pick: BookPick) -> T | None:
         """One transaction: the book's choice of the next move (``book_pick`` reads the statistics it
@@ -133,10 +182,7 @@ class GameLease:
                                  count_search=next_pick is not None and pick is None)
             if stored is None:
                 raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
-            now = time.monotonic()
-            if now - self._last_beat >= self.heartbeat_seconds:
-                self._beat(conn, stored)
-                self._last_beat = now
+            self._beat_now(conn, stored)
         kill_point("after_append")
         return stored, pick
 
@@ -155,40 +201,33 @@ class GameLease:
         if not done:
             raise LeaseLost(f"game {game.id}: finished or taken by another player")
 
-    def fail(self, game_id: int, reason: str, max_failures: int | None = None) -> str | None:
-        """Count a failed attempt at playing ``game_id`` (an error that is neither a lost lease nor
-        the database's) and give the game back; after ``max_failures`` (``OBOOK_MAX_GAME_FAILURES``)
-        it is set aside. The game's status now, or None when it was no longer ours."""
-        from obook.config import settings
-
-        limit = max_failures if max_failures is not None else settings().max_game_failures
-        with self.store.write() as conn:
-            status = record_failure(conn, game_id, self.owner, reason, max(1, limit))
-            if status is not None:
-                self._beat(conn)
-        return status
-
     def abandon(self, game: GameRow) -> None:
         """Close ``game`` as abandoned (its stored moves are not a game): no statistics."""
         with self.store.write() as conn:
             finish_game(conn, game, self.owner, "illegal", None, None, {}, status=ABANDONED)
 
-    # ---- the worker ----------------------------------------------------------------------------
 
-    def announce(self) -> None:
-        """A heartbeat with no game: the worker is up and idle."""
+
+class ExpansionLease(Lease[ExpansionRow]):
+    """A worker's leases on a minimax book's expansions, with an expansion's own write: its commit."""
+
+    jobs = jobs.EXPANSION_JOBS
+
+    def read(self, conn: Connection, unit_id: int) -> ExpansionRow | None:
+        return get_expansion(conn, unit_id)
+
+    def commit(self, job: ExpansionRow, parent: SearchedNode | None, edge: NewEdge | None,
+               child: SearchedNode | None, back_up: Callable[[Connection, int], None]) -> None:
+        """Store ``job``'s result once (``commit_expansion``: the parent's new search, the edge, the
+        child's search) and let ``back_up`` (the book's) bring the stored bounds up to date, in one
+        transaction guarded by our lease and the node's edges. ``LeaseLost`` when it is done, or no
+        longer ours."""
         with self.store.write() as conn:
-            self._beat(conn)
-
-    def leave(self) -> None:
-        """Remove the worker's heartbeat row (it stops)."""
-        with self.store.write() as conn:
-            remove_worker(conn, self.owner)
-
-    def _beat(self, conn: Connection, game: GameRow | None = None) -> None:
-        if self.kind is None:
-            return
-        where = ({"book_id": game.book_id, "game_id": game.id, "moves": " ".join(game.moves)} if game is not None
-                 else {"game_id": None, "moves": ""})
-        heartbeat(conn, self.owner, host=socket.gethostname(), pid=os.getpid(), kind=self.kind,
-                  engine_version=self.engine_version, **where)
+            stored = commit_expansion(conn, job, self.owner, parent, edge, child)
+            if stored:
+                back_up(conn, job.book_id)
+                self._beat(conn)
+            kill_point("before_finish_commit")
+        kill_point("after_finish_commit")
+        if not stored:
+            raise LeaseLost(f"expansion {job.id}: done or taken by another worker")

@@ -198,7 +198,8 @@ class MinimaxEdge(Base):
 class Expansion(Base):
     """One unit of work of a minimax book: expand the position ``position_key`` when it has
     ``generation`` edges. Unique per (book, position, generation), so scheduling it twice or a
-    duplicate delivery does nothing; leased like a game."""
+    duplicate delivery does nothing; leased like a game (``obook.store.jobs``): ``pending``, then
+    ``done`` or ``set_aside``."""
 
     __tablename__ = "expansions"
     __table_args__ = (
@@ -215,6 +216,10 @@ class Expansion(Base):
     move: Mapped[int | None] = mapped_column(SmallInteger, nullable=True)  # the move to add (None: the best new one)
     status: Mapped[str] = mapped_column(String(12), default=PENDING)
     attempts: Mapped[int] = mapped_column(Integer, default=0)  # leases taken (more than 1: a worker died)
+    # failed attempts (an error that is neither a lost lease nor the database's); at
+    # OBOOK_MAX_GAME_FAILURES it is set_aside with the reason of the last (as a game, obook.store.jobs)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    failure: Mapped[str | None] = mapped_column(Text, nullable=True)
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

@@ -15,7 +15,8 @@ from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book
 from obook.book.selfplay import max_moves
 from obook.config import Settings
-from obook.store.games import append_move, claim_game, insert_finished_game, list_games, top_up_games
+from obook.store.games import append_move, insert_finished_game, list_games, top_up_games
+from tests.helpers import claim_game
 from obook.store.games import GAMES as GAMES_TABLE
 from obook.store.stats import STATS as STATS_TABLE
 from obook.store.models import SELFPLAY, utcnow

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import json
 
-from obook.store.games import append_move, claim_game, top_up_games
+from obook.store.games import append_move, top_up_games
+from tests.helpers import claim_game
 from obook.store.workers import heartbeat
 from tests.api.test_api import GAMES, book, make_client  # noqa: F401 - fixtures
 

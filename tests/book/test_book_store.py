@@ -15,7 +15,8 @@ from obook.book.sgfio import export_book
 from obook.errors import ObookError
 from sqlalchemy import update
 from obook.store.db import StoreError, forget_stores
-from obook.store.games import append_move, claim_game, finish_game, get_game, insert_finished_game, top_up_games
+from obook.store.games import append_move, finish_game, get_game, insert_finished_game, top_up_games
+from tests.helpers import claim_game
 from obook.store.leases import LeaseLost
 from obook.store.models import FINISHED
 from obook.store.stats import STATS, all_stats

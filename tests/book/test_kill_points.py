@@ -20,7 +20,8 @@ from obook.grid.driver import Driver, DriverPlan
 from obook.grid.slices import FINISHED, HANDED_ON, new_token, play_slice
 from obook.store.books import get_book
 from obook.store.db import forget_stores
-from obook.store.games import claim_game, get_game
+from obook.store.games import get_game
+from tests.helpers import claim_game
 from obook.store.stats import STATS
 from tests.book.test_book_cli import counts, obook
 from tests.book.test_build_faults import BUILD

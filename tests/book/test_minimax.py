@@ -152,28 +152,46 @@ def minimax_book(store, name="mm", size=5, search=SMALL, **settings):
                                                  seconds_per_move=0, **settings))
 
 
+def take(expander):
+    """The next expansion for ``expander``, as the worker loop finds it: a pending one, else the
+    next one scheduled (``BookKind.top_up``)."""
+    from obook.book.kinds import book_kind
+
+    held = expander.claim()
+    if held is None:
+        book_kind(expander.book).top_up(expander.store, expander.book, 10**9)
+        held = expander.claim()
+    return held.job if held is not None else None
+
+
 def expand(store, book, count, owner=None):
     from obook.book.expansion import Expander
 
     expander = Expander(store, book, owner=owner, lease_seconds=60)
     for _ in range(count):
-        job = expander.take()
+        job = take(expander)
         assert job is not None
         assert expander.expand(job)
     return expander
 
 
+def unit_counts(conn, book):
+    from obook.book.kinds import book_kind
+
+    return book_kind(book).counts(conn, book)
+
+
 def test_expansions_grow_a_book_that_verifies(store, compiled_engine):
     from obook.book.expansion import root_key
     from obook.book.library import verify_minimax
-    from obook.store.minimax import expansion_counts, load_nodes
+    from obook.book.backup import load_nodes
 
     book = minimax_book(store)
     expand(store, book, 6)
     with store.read() as conn:
         nodes = load_nodes(conn, book.id)
-        counts = expansion_counts(conn, book.id)
-    assert counts.get("done") == 6 and not counts.get("pending")
+        counts = unit_counts(conn, book)
+    assert counts.done == 6 and not counts.open
     root = nodes[root_key(book)]
     assert len(nodes) == 1 + sum(len(n.edges) for n in nodes.values())  # a tree so far: one node per edge
     assert sum(len(n.edges) for n in nodes.values()) == 6
@@ -191,14 +209,14 @@ def test_expansions_grow_a_book_that_verifies(store, compiled_engine):
 def test_a_reach_book_adds_the_likely_replies_it_schedules(store, compiled_engine):
     from obook.book.expansion import Expander, root_key
     from obook.book.library import verify_minimax
-    from obook.store.minimax import load_nodes
+    from obook.book.backup import load_nodes
 
     book = minimax_book(store, name="reach", expansion="reach", play_playouts=30)
     assert (book.expansion, book.play_playouts) == ("reach", 30)
     expander = Expander(store, book, lease_seconds=60)
     added = []
     for _ in range(6):
-        job = expander.take()
+        job = take(expander)
         with store.read() as conn:
             before = load_nodes(conn, book.id)
         expander.expand(job)
@@ -243,7 +261,7 @@ def test_lookups_show_each_book_moves_visits_and_mean_score(store, compiled_engi
 
 
 def test_two_builds_with_the_same_settings_search_alike(store, compiled_engine):
-    from obook.store.minimax import load_nodes
+    from obook.book.backup import load_nodes
 
     books = [minimax_book(store, name=name, expansion="reach", play_playouts=30) for name in ("one", "two")]
     for book in books:
@@ -257,12 +275,12 @@ def test_two_builds_with_the_same_settings_search_alike(store, compiled_engine):
 
 def test_a_research_excludes_the_book_moves(store, compiled_engine):
     from obook.book.expansion import Expander
-    from obook.store.minimax import load_nodes
+    from obook.book.backup import load_nodes
 
     book = minimax_book(store, search="playouts=200")
     expander = Expander(store, book, lease_seconds=60, constants=MinimaxConstants(reuse_min_visits=10**9))
     for _ in range(12):  # until some node has been expanded twice (the cheapest is usually the root)
-        expander.expand(expander.take())
+        expander.expand(take(expander))
         with store.read() as conn:
             nodes = load_nodes(conn, book.id)
         if any(len(n.edges) >= 2 for n in nodes.values()):
@@ -296,11 +314,13 @@ def test_a_duplicate_or_late_delivery_writes_nothing(store, compiled_engine):
     from obook.book.expansion import Expander
     from obook.book.library import verify_minimax
     from obook.store.leases import LeaseLost
-    from obook.store.minimax import claim_expansion, expansion_counts, get_expansion, load_nodes
+    from obook.book.backup import load_nodes
+    from obook.store import jobs
+    from obook.store.minimax import get_expansion
 
     book = minimax_book(store)
     first = Expander(store, book, owner="host:1:first", lease_seconds=60)
-    job = first.take()
+    job = take(first)
     first.expand(job)
     with store.read() as conn:
         before = load_nodes(conn, book.id)
@@ -312,16 +332,16 @@ def test_a_duplicate_or_late_delivery_writes_nothing(store, compiled_engine):
                                                                       for k, n in before.items()}
     # a worker whose lease expired and was taken: its result is not stored
     slow = Expander(store, book, owner="host:2:slow", lease_seconds=0.05)
-    job = slow.take()
+    job = take(slow)
     time.sleep(0.3)
     with store.write() as conn:
-        taken = claim_expansion(conn, book.id, "host:3:other", 60)
+        taken = get_expansion(conn, jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, "host:3:other", 60))
     assert taken is not None and taken.id == job.id and taken.attempts == 2
     with pytest.raises(LeaseLost):
         slow.expand(job)
     with store.read() as conn:
         assert get_expansion(conn, job.id).status == "pending"
-        assert expansion_counts(conn, book.id)["done"] == 1
+        assert unit_counts(conn, book).done == 1
     assert verify_minimax(store, book).clean
 
 
@@ -356,14 +376,15 @@ def test_the_book_player_plays_the_book_move_and_leaves_the_book(store, compiled
     from obook.go.position import Position
     from obook.search.config import SearchConfig
     from obook.search.players import make_player
-    from obook.store.minimax import load_nodes, stored_bounds
+    from obook.book.backup import load_nodes
+    from obook.store.minimax import stored_figures
 
     book = minimax_book(store)
     expand(store, book, 5)
     player = BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name)
     with store.read() as conn:
         nodes = load_nodes(conn, book.id)
-        bounds = stored_bounds(conn, book.id)
+        bounds = stored_figures(conn, book.id)
     expected = book_move(nodes[root_key(book)], bounds)
     result = player.book_result(Position(size=5, komi=0.5))
     if expected is None:
@@ -422,7 +443,7 @@ def test_a_build_killed_hard_resumes_and_loses_at_most_the_searches_running(tmp_
     book ends with exactly the target of expansions, each done once, and verifies clean."""
     from obook.book.library import open_book_store, verify_minimax
     from obook.store.books import get_book
-    from obook.store.minimax import JOBS, expansion_counts
+    from obook.store.minimax import JOBS
     from sqlalchemy import select
 
     db = f"sqlite:///{tmp_path / 'kill.db'}"
@@ -437,7 +458,7 @@ def test_a_build_killed_hard_resumes_and_loses_at_most_the_searches_running(tmp_
         try:
             store = open_book_store(db)
             with store.read() as conn:
-                done = expansion_counts(conn, get_book(conn, "k").id).get("done", 0)
+                done = unit_counts(conn, get_book(conn, "k")).done
         except Exception:  # noqa: BLE001 - not created yet
             continue
         if done >= 4:
@@ -450,9 +471,9 @@ def test_a_build_killed_hard_resumes_and_loses_at_most_the_searches_running(tmp_
     store = open_book_store(db)
     with store.read() as conn:
         book = get_book(conn, "k")
-        counts = expansion_counts(conn, book.id)
+        counts = unit_counts(conn, book)
         attempts = [a for (a,) in conn.execute(select(JOBS.c.attempts).where(JOBS.c.book_id == book.id))]
-    assert counts.get("done") == 12 and not counts.get("pending")
+    assert counts.done == 12 and not counts.open
     assert sum(a - 1 for a in attempts) <= 2, "more than the two expansions running at the kill were repeated"
     assert verify_minimax(store, book).clean
 
@@ -540,7 +561,7 @@ def test_progress_shows_the_expansions_being_searched(store, store_url, compiled
 
     book = minimax_book(store)
     expand(store, book, 3)
-    running = Expander(store, book, owner="host:9:build1:abc", lease_seconds=600).take()
+    running = take(Expander(store, book, owner="host:9:build1:abc", lease_seconds=600))
     with TestClient(create_app(store_url, Settings(api_cache_seconds=0))) as client:
         progress = client.get("/v1/progress").json()
     mine = next(b for b in progress["books"] if b["name"] == book.name)

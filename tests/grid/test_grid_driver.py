@@ -17,7 +17,8 @@ from obook.book.selfplay import SelfPlayer, start_games
 from obook.grid.driver import Driver, DriverPlan, wanted_in_flight
 from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice
 from obook.store.books import BOOKS
-from obook.store.games import GAMES, claim_game, game_counts, get_game
+from obook.store.games import GAMES, game_counts, get_game
+from tests.helpers import claim_game
 from obook.store.models import utcnow
 from obook.store.stats import stats_count
 from obook.store.workers import heartbeat

@@ -7,42 +7,65 @@ from __future__ import annotations
 import pytest
 
 from obook.book.library import BookSettings, ensure_book
-from obook.store.games import games_in_flight, get_game, set_aside_games, top_up_games
-from obook.store.leases import GameLease
-from obook.store.models import IN_PROGRESS, SET_ASIDE
+from obook.store import jobs
+from obook.store.games import get_game, top_up_games
+from obook.store.leases import ExpansionLease, GameLease
+from obook.store.minimax import schedule_expansion
+from obook.store.models import SET_ASIDE
 from obook.store.reporting import books_with_counts
 
+# (the kind's lease, the book's algorithm): every test here runs over both kinds of leased unit
+KINDS = {"game": (GameLease, "mvbm"), "expansion": (ExpansionLease, "minimax")}
 
-def book_with_games(store, n=1, name="f"):
-    book = ensure_book(store, name, BookSettings(size=7, depth=10))
+
+def book_with_units(store, n=1, name="f", unit="game"):
+    """A book with ``n`` open units of ``unit``'s kind, nobody holding them."""
+    algorithm = KINDS[unit][1]
+    book = ensure_book(store, name, BookSettings(size=7, depth=10, algorithm=algorithm))
     with store.write() as conn:
-        ids = top_up_games(conn, book.id, n, list(range(1, n + 1)))
+        if unit == "game":
+            ids = top_up_games(conn, book.id, n, list(range(1, n + 1)))
+        else:
+            ids = [schedule_expansion(conn, book.id, key, 0, [], float(key), key) for key in range(1, n + 1)]
     return book, ids
 
 
-def test_a_game_is_set_aside_after_its_failures_and_not_replaced(store):
-    book, (game_id,) = book_with_games(store)
-    lease = GameLease(store, "h:1:local:a", 60)
+def book_with_games(store, n=1, name="f"):
+    return book_with_units(store, n, name, "game")
+
+
+@pytest.mark.parametrize("unit", KINDS)
+def test_a_unit_is_set_aside_after_its_failures_and_not_replaced(store, unit):
+    lease_type = KINDS[unit][0]
+    book, (unit_id,) = book_with_units(store, unit=unit)
+    table = lease_type.jobs
+    lease = lease_type(store, "h:1:local:a", 60)
     for attempt in (1, 2):
-        assert lease.claim(book.id).id == game_id
-        assert lease.fail(game_id, f"ValueError: engine bug {attempt}", max_failures=3) == IN_PROGRESS
+        assert lease.claim(book.id).id == unit_id
+        assert lease.fail(unit_id, f"ValueError: engine bug {attempt}", max_failures=3) == table.open
         with store.read() as conn:
-            game = get_game(conn, game_id)
-        assert game.lease_owner is None  # given back at once: played again without waiting for the lease
-    other = GameLease(store, "h:2:local:b", 60)
-    assert other.claim(book.id).id == game_id
-    assert lease.fail(game_id, "not mine any more", max_failures=3) is None  # only the holder counts a failure
-    assert other.fail(game_id, "ValueError: engine bug 3", max_failures=3) == SET_ASIDE
-    assert lease.claim(book.id) is None  # no longer played
+            assert jobs.in_flight(conn, table, book.id) == [(unit_id, None, True)]  # given back at once
+    other = lease_type(store, "h:2:local:b", 60)
+    assert other.claim(book.id).id == unit_id
+    assert lease.fail(unit_id, "not mine any more", max_failures=3) is None  # only the holder counts a failure
+    assert other.fail(unit_id, "ValueError: engine bug 3", max_failures=3) == SET_ASIDE
+    assert lease.claim(book.id) is None  # no longer worked on
     with store.write() as conn:
-        assert top_up_games(conn, book.id, 1, [99]) == []  # nor replaced: the build ends
-        assert set_aside_games(conn, book.id) == [(game_id, 3, "ValueError: engine bug 3")]
-        (counts,) = books_with_counts(conn)
-    assert (counts.finished, counts.in_progress, counts.set_aside) == (0, 0, 1)
+        assert jobs.set_aside(conn, table, book.id) == [(unit_id, 3, "ValueError: engine bug 3")]
+        assert jobs.counts(conn, table, book.id) == jobs.UnitCounts(done=0, open=0, set_aside=1, leased=0)
+        if unit == "game":
+            assert top_up_games(conn, book.id, 1, [99]) == []  # nor replaced: the build ends
+            (counts,) = books_with_counts(conn)
+            assert (counts.finished, counts.in_progress, counts.set_aside) == (0, 0, 1)
+    if unit == "expansion":
+        from obook.book.kinds import book_kind
+
+        assert book_kind(book).top_up(store, book, 1, 1) == []  # nor replaced: the build ends
 
 
+@pytest.mark.parametrize("unit", KINDS)
 @pytest.mark.parametrize("offset", [600.0, -600.0])
-def test_leases_follow_the_database_clock_not_the_callers(postgres_url, monkeypatch, offset):
+def test_leases_follow_the_database_clock_not_the_callers(postgres_url, monkeypatch, offset, unit):
     """A driver whose clock is 10 minutes off sees a worker's 60 s lease as held, not expired (or
     the other way round), because the lease is written and compared by PostgreSQL's clock."""
     from obook.book.library import open_book_store
@@ -50,16 +73,18 @@ def test_leases_follow_the_database_clock_not_the_callers(postgres_url, monkeypa
 
     upgrade(postgres_url)
     store = open_book_store(postgres_url)
-    book, (held, free) = book_with_games(store, 2)
-    worker = GameLease(store, "w:1:celery:a", 60, kind="celery")
-    assert worker.claim(book.id, held).id == held
+    lease_type = KINDS[unit][0]
+    book, (held, free) = book_with_units(store, 2, unit=unit)
+    worker = lease_type(store, "w:1:celery:a", 60, kind="celery")
+    unit_row = worker.claim(book.id, held)
+    assert unit_row.id == held
     monkeypatch.setenv("OBOOK_TEST_CLOCK_OFFSET", str(offset))  # the driver's clock from here on
     with store.read() as conn:
-        flight = {game_id: expired for game_id, _owner, expired in games_in_flight(conn, book.id)}
+        flight = {unit_id: expired for unit_id, _owner, expired in jobs.in_flight(conn, lease_type.jobs, book.id)}
     assert flight == {held: False, free: True}
-    thief = GameLease(store, "d:1:token", 60, kind=None)
+    thief = lease_type(store, "d:1:token", 60, kind=None)
     assert thief.claim(book.id, held) is None  # the driver cannot take it
-    worker.renew(get_game_row(store, held))  # and the worker still holds it
+    worker.renew(unit_row)  # and the worker still holds it
     from obook.store.workers import live_workers
 
     with store.read() as conn:

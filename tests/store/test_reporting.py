@@ -11,7 +11,8 @@ from obook.book.library import BookSettings, ensure_book
 from obook.store import reporting as r
 from obook.store.books import BOOKS, get_book
 from obook.store.db import Store, StoreError
-from obook.store.games import GAMES, claim_game, finish_game, get_game, insert_finished_game, top_up_games
+from obook.store.games import GAMES, finish_game, get_game, insert_finished_game, top_up_games
+from tests.helpers import claim_game
 from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, utcnow
 from obook.store.stats import add_stats, position_stats
 from obook.store.workers import WORKERS, heartbeat

@@ -1,0 +1,177 @@
+"""The one protocol of leased work: a unit (a self-play game, a minimax book's expansion) is done by
+whoever holds its lease, each step a guarded statement so that a duplicate or late caller (a
+redelivered task, a worker that lost its lease, a second builder) changes nothing it should not.
+
+A unit is *open* (waiting, or worked on by its lease's owner) until it is *done*, or *set aside*
+after failing ``max_failures`` times (an error that is neither a lost lease nor the database's:
+an engine bug, a poison unit), with the reason of its last failure. Its lease moves so:
+
+- ``claim``: an open unit whose lease is free or expired (or already ours), the first by the
+  kind's order, or the one asked for;
+- ``renew``: the owner keeps it while it works; ``pass_lease``: from its owner to a successor
+  (a grid task's token and back, which is how a unit travels between tasks); ``release``: give
+  it back untouched;
+- ``record_failure``: count a failure, free the lease so that the unit is tried again at once,
+  and set it aside at the limit;
+- the kind's own write that closes it (``finish_game``, ``commit_expansion``) is guarded by the
+  owner in the same way.
+
+Leases are dated and compared by the database's clock (``db_time``), so machines whose clocks
+disagree still agree on which lease has expired. ``obook.store.leases.Lease`` is how a worker
+uses these statements; ``JobTable`` names the two tables that hold units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Column, Connection, Table, and_, case, func, or_, select, update
+
+from obook.store.db import db_time
+from obook.store.models import (DONE, FINISHED, IN_PROGRESS, PENDING, SELFPLAY, SET_ASIDE, Expansion, Game)
+
+
+@dataclass(frozen=True)
+class JobTable:
+    """Where one kind of unit lives: its table, its open and done statuses, the order in which free
+    units are taken, and the rows it counts (``scope``: a book's seed games are no work)."""
+
+    name: str  # "game", "expansion": how messages and the poison hook name a unit
+    table: Table
+    open: str
+    done: str
+    order: tuple[Column, ...]
+    scope: tuple = ()  # extra conditions on the rows that are units
+    counts_claims: bool = False  # a claim adds one to ``attempts``
+
+    def in_book(self, book_id: int) -> list:
+        return [self.table.c.book_id == book_id, *self.scope]
+
+
+_GAMES = Game.__table__
+_EXPANSIONS = Expansion.__table__
+GAME_JOBS = JobTable("game", _GAMES, IN_PROGRESS, FINISHED, (_GAMES.c.id,), scope=(_GAMES.c.source == SELFPLAY,))
+EXPANSION_JOBS = JobTable("expansion", _EXPANSIONS, PENDING, DONE, (_EXPANSIONS.c.cost, _EXPANSIONS.c.id),
+                          counts_claims=True)
+JOB_TABLES = (GAME_JOBS, EXPANSION_JOBS)
+
+
+@dataclass(frozen=True)
+class UnitCounts:
+    """A book's units by state (``leased``: open units whose lease is current)."""
+
+    done: int = 0
+    open: int = 0
+    set_aside: int = 0
+    leased: int = 0
+
+
+def _free(jobs: JobTable, conn: Connection, owner: str | None = None):
+    t = jobs.table
+    free = [t.c.lease_until.is_(None), t.c.lease_until < db_time(conn)]
+    if owner is not None:
+        free.append(t.c.lease_owner == owner)
+    return and_(t.c.status == jobs.open, or_(*free))
+
+
+def claim(conn: Connection, jobs: JobTable, book_id: int, owner: str, lease_seconds: float,
+          unit_id: int | None = None) -> int | None:
+    """Take the lease of an open unit nobody holds (or whose lease expired), first in the kind's
+    order, or of ``unit_id``. The unit's id, or None when there is none to take."""
+    t = jobs.table
+    free = _free(jobs, conn, owner)
+    if unit_id is None:
+        query = select(t.c.id).where(*jobs.in_book(book_id), free).order_by(*jobs.order).limit(8)
+    else:
+        query = select(t.c.id).where(t.c.id == unit_id, t.c.book_id == book_id, free)
+    if conn.dialect.name == "postgresql":
+        query = query.with_for_update(skip_locked=True)
+    claimed = {"attempts": t.c.attempts + 1} if jobs.counts_claims else {}
+    for (candidate,) in conn.execute(query).all():
+        taken = conn.execute(update(t).where(t.c.id == candidate, free).values(
+            lease_owner=owner, lease_until=db_time(conn, lease_seconds), **claimed))
+        if taken.rowcount == 1:
+            return candidate
+    return None
+
+
+def renew(conn: Connection, jobs: JobTable, unit_id: int, owner: str, lease_seconds: float) -> bool:
+    t = jobs.table
+    result = conn.execute(update(t).where(t.c.id == unit_id, t.c.lease_owner == owner, t.c.status == jobs.open)
+                          .values(lease_until=db_time(conn, lease_seconds)))
+    return result.rowcount == 1
+
+
+def pass_lease(conn: Connection, jobs: JobTable, unit_id: int, owner: str, successor: str,
+               lease_seconds: float) -> bool:
+    """Hand the lease of an open unit from ``owner`` to ``successor`` (a grid task token, or the
+    worker that received the token). False when ``owner`` no longer holds it."""
+    t = jobs.table
+    result = conn.execute(update(t).where(t.c.id == unit_id, t.c.lease_owner == owner, t.c.status == jobs.open)
+                          .values(lease_owner=successor, lease_until=db_time(conn, lease_seconds)))
+    return result.rowcount == 1
+
+
+def release(conn: Connection, jobs: JobTable, unit_id: int, owner: str) -> None:
+    t = jobs.table
+    conn.execute(update(t).where(t.c.id == unit_id, t.c.lease_owner == owner).values(
+        lease_owner=None, lease_until=None))
+
+
+def record_failure(conn: Connection, jobs: JobTable, unit_id: int, owner: str, reason: str,
+                   max_failures: int) -> str | None:
+    """Count one failed attempt at ``unit_id`` (held by ``owner``) and free its lease so that it is
+    tried again at once; at ``max_failures`` the unit is set aside with ``reason``. The unit's
+    status now (open or set aside); None when ``owner`` no longer held it (nothing written)."""
+    t = jobs.table
+    result = conn.execute(update(t).where(t.c.id == unit_id, t.c.lease_owner == owner, t.c.status == jobs.open)
+                          .values(failures=t.c.failures + 1, failure=reason[:2000], lease_owner=None,
+                                  lease_until=None,
+                                  status=case((t.c.failures + 1 >= max_failures, SET_ASIDE), else_=t.c.status),
+                                  **({"updated_at": db_time(conn)} if "updated_at" in t.c else {})))
+    if result.rowcount != 1:
+        return None
+    return conn.execute(select(t.c.status).where(t.c.id == unit_id)).scalar_one()
+
+
+def in_flight(conn: Connection, jobs: JobTable, book_id: int) -> list[tuple[int, str | None, bool]]:
+    """(id, lease owner, whether its lease is free or expired by the database's clock) of every
+    open unit of a book, in the kind's order: what a driver may have to send."""
+    t = jobs.table
+    expired = case((or_(t.c.lease_owner.is_(None), t.c.lease_until.is_(None), t.c.lease_until < db_time(conn)),
+                    True), else_=False)
+    rows = conn.execute(select(t.c.id, t.c.lease_owner, expired).where(
+        *jobs.in_book(book_id), t.c.status == jobs.open).order_by(*jobs.order))
+    return [(i, o, bool(e)) for i, o, e in rows]
+
+
+def held(conn: Connection, jobs: JobTable) -> list[tuple[int, str]]:
+    """(unit id, owner) of every open unit someone holds, in every book."""
+    t = jobs.table
+    return [tuple(r) for r in conn.execute(select(t.c.id, t.c.lease_owner).where(
+        t.c.status == jobs.open, t.c.lease_owner.is_not(None)))]
+
+
+def set_aside(conn: Connection, jobs: JobTable, book_id: int, limit: int = 100) -> list[tuple[int, int, str | None]]:
+    """(id, failures, reason) of a book's units set aside, newest first."""
+    t = jobs.table
+    return [tuple(r) for r in conn.execute(select(t.c.id, t.c.failures, t.c.failure).where(
+        *jobs.in_book(book_id), t.c.status == SET_ASIDE).order_by(t.c.id.desc()).limit(limit))]
+
+
+def counts(conn: Connection, jobs: JobTable, book_id: int) -> UnitCounts:
+    """A book's units by state."""
+    t = jobs.table
+    by_status = dict(conn.execute(select(t.c.status, func.count()).where(*jobs.in_book(book_id))
+                                  .group_by(t.c.status)).all())
+    leased = conn.execute(select(func.count()).select_from(t).where(
+        *jobs.in_book(book_id), t.c.status == jobs.open, t.c.lease_until >= db_time(conn))).scalar_one()
+    return UnitCounts(by_status.get(jobs.done, 0), by_status.get(jobs.open, 0), by_status.get(SET_ASIDE, 0), leased)
+
+
+def running(conn: Connection, jobs: JobTable, book_id: int, limit: int) -> list[int]:
+    """Open units whose lease is current (someone works on them now), newest lease first."""
+    t = jobs.table
+    return [r[0] for r in conn.execute(select(t.c.id).where(
+        *jobs.in_book(book_id), t.c.status == jobs.open, t.c.lease_until >= db_time(conn))
+        .order_by(t.c.lease_until.desc(), t.c.id).limit(limit))]
