@@ -132,3 +132,43 @@ def test_the_checks_see_the_whole_project(graph):
     assert "obook.go.board" in graph["obook.go.position"]
     assert "obook.search.player" in graph["obook.search.players"]
     assert layer_of("obook.book.rules") < layer_of("obook.store.db") < layer_of("obook.book.selfplay")
+
+
+def test_the_store_imports_nothing_from_the_book(graph):
+    """Rows only in ``obook.store``: the book's rules and its back-up are ``obook.book``'s."""
+    wrong = sorted((m, d) for m, deps in graph.items() if m.startswith("obook.store") for d in deps
+                   if d.startswith("obook.book"))
+    assert wrong == []
+
+
+ALGORITHM_NAMES = {"mbm", "mvbm", "beta", "minimax"}
+
+
+def algorithm_tests(path: Path) -> list[int]:
+    """Lines of ``path`` that test a book's algorithm: a comparison with an ``.algorithm`` attribute
+    or with an algorithm's name (a string, or the constants of ``obook.book.rules``)."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Compare):
+            continue
+        for side in [node.left, *node.comparators]:
+            for part in ast.walk(side):
+                if ((isinstance(part, ast.Attribute) and part.attr == "algorithm")
+                        or (isinstance(part, ast.Constant) and part.value in ALGORITHM_NAMES)
+                        or (isinstance(part, ast.Name) and part.id.lower() in ALGORITHM_NAMES)):
+                    lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_only_the_book_kinds_test_the_algorithm():
+    """A book's algorithm changes behaviour through its kind (``obook.book.kinds``) only: the build,
+    the grid, the service, the CLI and the export ask the kind, none tests the algorithm's name.
+    (A search's own ``algorithm``, uct or flat, is another thing: ``obook.search`` is not checked.)"""
+    allowed = {"obook.book.kinds", "obook.book.rules", "obook.book.library"}  # library: validates the settings
+    found = {}
+    for name, path in module_files().items():
+        if name in allowed or name.startswith(("obook.search", "obook.mines")):
+            continue
+        if lines := algorithm_tests(path):
+            found[name] = lines
+    assert found == {}

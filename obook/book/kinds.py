@@ -25,7 +25,7 @@ from typing import Protocol
 
 from sqlalchemy import Connection
 
-from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM
+from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, is_sampling
 from obook.store import jobs
 from obook.store.books import BookInfo
 from obook.store.db import Store
@@ -152,12 +152,3 @@ def book_kind(book: BookInfo | str) -> BookKind:
 def is_search_valued(book: BookInfo | str) -> bool:
     return book_kind(book) is SEARCH_VALUED
 
-
-def has_threshold(book: BookInfo | str) -> bool:
-    """Whether self-play applies a win-rate threshold (MBM, MVBM: seed 002's rules)."""
-    return (book if isinstance(book, str) else book.algorithm) in (MBM, MVBM)
-
-
-def is_sampling(book: BookInfo) -> bool:
-    """Whether self-play samples its book moves (Beta) rather than applying a threshold."""
-    return book.algorithm == BETA

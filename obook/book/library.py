@@ -9,8 +9,8 @@ from sqlalchemy.exc import IntegrityError
 
 from obook.book.keys import ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_keys
 from obook.book.lookup import BookLookup, book_lookup, replay_moves
-from obook.book.kinds import has_threshold, is_search_valued
-from obook.book.rules import ALGORITHMS, MVBM, THRESHOLDS
+from obook.book.kinds import is_search_valued
+from obook.book.rules import ALGORITHMS, MVBM, THRESHOLDS, has_threshold
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.search.config import SearchConfig

@@ -15,9 +15,8 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from obook.book.rules import (BetaSampler, BoardView, Candidate, beta_move, candidates_from_rows,
+from obook.book.rules import (BetaSampler, is_sampling, BoardView, Candidate, beta_move, candidates_from_rows,
                               coevolution_move, usage_move)
-from obook.book.kinds import is_sampling
 from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import _REASONS, COLOR_NAMES

@@ -27,6 +27,17 @@ THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very b
 ALGORITHMS = (MBM, MVBM, BETA, MINIMAX)  # BETA and MINIMAX have no threshold (their books store 0)
 
 
+def has_threshold(book) -> bool:
+    """Whether self-play applies a win-rate threshold (MBM, MVBM: seed 002's rules); ``book`` is a
+    book or an algorithm's name."""
+    return getattr(book, "algorithm", book) in (MBM, MVBM)
+
+
+def is_sampling(book) -> bool:
+    """Whether self-play samples its book moves (Beta) rather than applying a threshold."""
+    return getattr(book, "algorithm", book) == BETA
+
+
 class BetaSampler(Protocol):
     """The caller's random numbers: ``random.Random`` (seeded by the caller, so a choice replays)."""
 

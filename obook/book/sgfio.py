@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from obook.book.kinds import is_sampling, is_search_valued
+from obook.book.kinds import is_search_valued
+from obook.book.rules import is_sampling
 from obook.book.keys import UNSCORED, game_outcome, opening_record
 from obook.book.lookup import book_lookup
 from obook.errors import ObookError

@@ -64,21 +64,47 @@ def test_the_build_survives_its_connections_terminated(postgres_url, compiled_en
     assert 0 <= lost <= 3 * 2  # at most the search of each of the 2 workers at each round
 
 
-def test_a_poison_game_is_set_aside_and_the_build_ends(tmp_path, compiled_engine):
-    url = f"sqlite:///{tmp_path / 'p.db'}"
-    target = 3
-    result = obook("build", "--db", url, "--book", "p", "--games", str(target), "--workers", "1", "--quiet", *BUILD,
-                   check=False, env={**os.environ, "OBOOK_TEST_POISON_GAME": "1", "OBOOK_MAX_GAME_FAILURES": "2"})
-    assert result.returncode == 1, result.stderr[-3000:]
-    assert "1 game(s) set aside" in result.stderr and "Traceback" not in result.stderr.split("set aside")[-1]
-    assert counts(url, "p") == {"finished": target - 1, "set_aside": 1}
-    verify = obook("verify", "--db", url, "--book", "p")
-    assert "game 1 set aside after 2 failures: PoisonedGame" in verify.stdout
-    assert "statistics match the games" in verify.stdout
-    again = obook("build", "--db", url, "--book", "p", "--games", str(target), "--workers", "1", "--quiet", *BUILD,
-                  check=False)
-    assert again.returncode == 1 and counts(url, "p") == {"finished": target - 1, "set_aside": 1}  # ends at once
+def expansion_counts(url: str, book: str) -> dict[str, int]:
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            return dict(conn.execute(text("SELECT e.status, count(*) FROM expansions e JOIN books b ON b.id = e.book_id "
+                                          "WHERE b.name = :book GROUP BY e.status"), {"book": book}).all())
+    finally:
+        engine.dispose()
 
+
+MINIMAX_BUILD = ["--algorithm", "minimax", "--size", "5", "--komi", "0.5", "--search", "playouts=50",
+                 "--play-playouts", "5", "--seconds-per-move", "0"]
+
+
+@pytest.mark.parametrize("unit", ["game", "expansion"])
+def test_a_poison_unit_is_set_aside_and_the_build_ends(tmp_path, compiled_engine, unit):
+    """A unit whose work always raises (a game's move, an expansion's search) is tried
+    OBOOK_MAX_GAME_FAILURES times, set aside with its reason, not replaced; the build ends with
+    status 1 naming it, and ``obook verify`` lists it."""
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    target, poison = 3, (1 if unit == "game" else 2)  # expansion 2: after the root's, so the book can go on
+    options = BUILD if unit == "game" else MINIMAX_BUILD
+    tally = counts if unit == "game" else expansion_counts
+    done = "finished" if unit == "game" else "done"
+    result = obook("build", "--db", url, "--book", "p", "--games", str(target), "--workers", "1", "--quiet", *options,
+                   check=False, env={**os.environ, "OBOOK_TEST_POISON_UNIT": f"{unit}:{poison}",
+                                     "OBOOK_MAX_GAME_FAILURES": "2"})
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert f"1 {unit}(s) set aside" in result.stderr and "Traceback" not in result.stderr.split("set aside")[-1]
+    assert f"{unit} {poison} set aside after 2 failures: PoisonedUnit" in result.stderr
+    ended = tally(url, "p")
+    if unit == "game":
+        assert ended == {done: target - 1, "set_aside": 1}
+    else:  # the node set aside was the only one left to expand: the book ends short of its target
+        assert ended["set_aside"] == 1 and 1 <= ended[done] <= target - 1 and set(ended) == {done, "set_aside"}
+    verify = obook("verify", "--db", url, "--book", "p")
+    assert verify.returncode == 0, verify.stdout  # what was counted is right
+    assert f"{unit} {poison} set aside after 2 failures: PoisonedUnit" in verify.stdout
+    again = obook("build", "--db", url, "--book", "p", "--games", str(target), "--workers", "1", "--quiet", *options,
+                  check=False)
+    assert again.returncode == 1 and tally(url, "p") == ended  # ends at once
 
 def test_sigterm_stops_the_build_between_moves_and_it_continues(tmp_path, compiled_engine):
     """SIGTERM to ``obook build`` stops its workers as Ctrl-C does (a flag read between two moves,

@@ -147,10 +147,10 @@ def test_a_worker_of_another_engine_version_refuses_the_book(store, caplog, monk
     monkeypatch.setitem(tasks._state, "players", {})
     try:
         with caplog.at_level(logging.ERROR, logger="obook.worker"):
-            assert tasks.advance_game.run("old", game_id, None) == "refused"
+            assert tasks.advance_unit.run("old", game_id, None) == "refused"
     finally:
         settings.cache_clear()
-    assert "refuses game" in caplog.text and "area-ko-0/zobrist-0" in caplog.text
+    assert "refuses unit" in caplog.text and "area-ko-0/zobrist-0" in caplog.text
     assert lease_of(store, game_id)[0] is None  # untouched
 
 

@@ -25,7 +25,7 @@ def sent_and_created(grid) -> tuple[int, int]:
 
 def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
     target = 4
-    grid.start_worker(OBOOK_TEST_POISON_GAME=str(POISON), OBOOK_MAX_GAME_FAILURES="3")
+    grid.start_worker(OBOOK_TEST_POISON_UNIT=f"game:{POISON}", OBOOK_MAX_GAME_FAILURES="3")
     grid.start_driver("poison", target, *BOOK_OPTIONS)
     try:
         grid.driver.wait(240)
@@ -38,10 +38,10 @@ def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
     ((failures, reason, owner),) = grid.sql("SELECT failures, failure, lease_owner FROM games WHERE status = 'set_aside'")
     assert (failures, owner) == (3, None)
     print(f"\npoison game {POISON}: {failures} failures, then set aside; {target - 1} games finished")
-    assert "PoisonedGame" in reason and f"game {POISON} is poison" in reason
+    assert "PoisonedUnit" in reason and f"game {POISON} is poison" in reason
     verify = grid.obook("verify", "--book", "poison")
     assert verify.returncode == 0, verify.stdout + verify.stderr  # its statistics were never counted
-    assert f"game {POISON} set aside after 3 failures: PoisonedGame" in verify.stdout
+    assert f"game {POISON} set aside after 3 failures: PoisonedUnit" in verify.stdout
     assert "statistics match the games" in verify.stdout
 
     from fastapi.testclient import TestClient
@@ -51,7 +51,7 @@ def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
     with TestClient(create_app(grid.database_url)) as client:
         (book,) = client.get("/v1/progress").json()["books"]
     assert book["games_set_aside"] == 1 and book["games_finished"] == target - 1
-    assert book["set_aside"][0]["id"] == POISON and "PoisonedGame" in book["set_aside"][0]["reason"]
+    assert book["set_aside"][0]["id"] == POISON and "PoisonedUnit" in book["set_aside"][0]["reason"]
 
 
 def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
