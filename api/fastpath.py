@@ -1,10 +1,10 @@
 """Lookups answered before FastAPI's routing.
 
-A lookup that the service answered a moment ago is in ``BookService.answers`` as JSON bytes; going
+A lookup that the service answered a moment ago is in ``BookService.answers`` with its JSON bytes; going
 through routing, dependency injection and validation again to return those bytes costs several
 times more than the answer itself (about 0.4 ms against 0.05 ms on this project's machines), which
 decides whether one worker sustains thousands of lookups a second. This ASGI layer serves such a
-hit directly, and computes a miss with the call the route makes (``BookService.lookup_answer``):
+hit directly, and computes a miss with the call the route makes (``BookService.answer``):
 with the replay compiled, routing was a third of an uncached lookup's CPU. It answers only requests
 the route would accept as they are, with the route's headers: anything unusual in the request (an
 unknown or repeated parameter, a value the route would reject) and any failure (an unknown book, an
@@ -18,7 +18,7 @@ from urllib.parse import parse_qsl
 
 from api.caching import REVALIDATE, matches
 from api.deps import BOOK_NAME
-from api.service import BookService, normalise_moves, split_query_moves
+from api.service import BookService, LookupAnswer, split_query_moves
 from obook.errors import ObookError
 
 LOOKUP_PATH = re.compile(r"^/v1/books/([^/]+)/lookup$")
@@ -38,22 +38,20 @@ class CachedLookups:
             if match is not None:
                 question = self.question(match.group(1), scope["query_string"])
                 if question is not None:
-                    book, spelled, min_games = question
-                    answer = self.service.cached_answer(book, normalise_moves(spelled), min_games)
-                    if answer is None:
-                        answer = await self.computed(*question)
-                    if answer is not None:
-                        await self.answer(scope, send, *answer)
+                    found = await self.found(*question)
+                    if found is not None:
+                        await self.answer(scope, send, found.lookup_json, found.tag)
                         return
         await self.app(scope, receive, send)
 
-    async def computed(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[bytes, str] | None:
-        """A miss, answered as the route answers it (``BookService.lookup_body`` in the service's
-        threads), without FastAPI's routing, dependencies and validation: a third of the CPU of an
-        uncached lookup once its replay is compiled (issue 20, item 9). ``None`` on any error (an
-        unknown book, a bad move, the database away): the route then answers it, with its message."""
+    async def found(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer | None:
+        """The route's answer (``BookService.answer``: a cache hit on the event loop, a miss on the
+        loop or in the service's threads), without FastAPI's routing, dependencies and validation: a
+        third of the CPU of an uncached lookup once its replay is compiled (issue 20, item 9).
+        ``None`` on any error (an unknown book, a bad move, the database away): the route then
+        answers it, with its message."""
         try:
-            return await self.service.lookup_answer(book, spelled, min_games)
+            return await self.service.answer(book, spelled, min_games)
         except Exception:  # noqa: BLE001 - FastAPI's handlers answer errors; the request goes to them
             return None
 

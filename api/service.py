@@ -1,33 +1,33 @@
-"""What the routes call: one ``BookService`` per app holds the store, the lookup cache and the
-bounded pool of threads that run the blocking work (SQL, replays of positions); on PostgreSQL a
-statistical book's lookup runs on the event loop once the book is known (``_lookup_on_loop``).
+"""What the routes call: one ``BookService`` per app holds the store, the lookup caches and the
+limits on the threads that run the blocking work (SQL, replays of positions, ``api.limiters``).
+
+Every endpoint that answers "which move here?" (``/lookup``, ``/move``, the fast path of
+``api/fastpath.py``) goes through one call, ``BookService.answer``, to one answer (``LookupAnswer``,
+made from one lookup document). On PostgreSQL a statistical book's lookup runs on the
+event loop once the book is known (``_answer_on_loop``), otherwise in the threads.
 
 Why a cache: a lookup replays the moves (one compiled call, ``obook.book.lookup.replay_moves``),
 computes legal moves and the canonical key and queries the statistics, about 0.4 ms of CPU; bots
-and the dashboard ask the same positions over and over. The answer, already serialised, is kept under (book, normalised moves, min_games) until
-the book gets new games (see ``BookService``), so a repeated question costs a dictionary look-up on
-the event loop (``api/fastpath.py``) and no thread at all. ``POST /v1/admin/cache/clear`` drops
-everything at once (after ``obook verify --repair``, which changes statistics but not games).
+and the dashboard ask the same positions over and over. The answer, already serialised, is kept
+under (book, normalised moves, min_games) until the book gets new games (``api.freshness``), so a
+repeated question costs a dictionary look-up on the event loop and no thread at all.
+``POST /v1/admin/cache/clear`` drops everything at once (after ``obook verify --repair``, which
+changes statistics but not games).
 """
 
 from __future__ import annotations
 
-import asyncio
-import itertools
 import logging
 import math
 import threading
-import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, TypeVar
-
-import anyio
-import anyio.to_thread
+from dataclasses import dataclass
+from typing import Callable
 
 from api import views
-from api.caching import book_tag
-from api.schemas import GameList, GameOut, LookupOut, MoveOut, ProgressOut
+from api.bounded_cache import BoundedCache
+from api.freshness import BookVersions
+from api.limiters import ThreadLimits
+from api.schemas import GameList, GameOut, LookupOut, ProgressOut
 from obook.book.keys import BookGameError, record_images, replay, require_keys
 from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
 from obook.book.kinds import is_search_valued
@@ -38,12 +38,10 @@ from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, games_through, get_game, list_games
 from obook.store.models import FINISHED
-from obook.store.reporting import AsyncStatsReader, StatsReader
+from obook.store.readers import AsyncStatsReader, StatsReader
 from obook.store.stats import Rows
 
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
 MAX_MOVES = 722  # two full boards of 19x19: longer is no opening
@@ -53,66 +51,12 @@ class GameNotFound(ObookError):
     """No game with that id."""
 
 
-class TtlCache:
-    """A small LRU whose entries expire ``seconds`` after they were stored (0: stores nothing),
-    bounded by entries and, with ``max_bytes``, by the bytes ``weigh(key, value)`` estimates: a
-    722-move question costs a hundred times a short one, so a count of entries alone lets
-    anonymous requests fill gigabytes. Safe to share between the event loop and the worker threads."""
-
-    def __init__(self, size: int, seconds: float, max_bytes: float = math.inf,
-                 weigh: Callable[[Hashable, Any], int] | None = None):
-        self.size = max(size, 0)
-        self.seconds = seconds
-        self.max_bytes = max_bytes
-        self.weigh = weigh or (lambda _key, _value: 0)
-        self.bytes = 0  # the estimated size of what is kept
-        self._items: OrderedDict[Hashable, tuple[float, Any, int]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> Any | None:
-        with self._lock:
-            item = self._items.get(key)
-            if item is None:
-                return None
-            if item[0] < time.monotonic():
-                self._drop(key)
-                return None
-            self._items.move_to_end(key)
-            return item[1]
-
-    def put(self, key: Hashable, value: Any) -> None:
-        if self.seconds <= 0 or self.size == 0:
-            return
-        cost = self.weigh(key, value)
-        if cost > self.max_bytes:
-            return  # larger than the whole cache: not kept
-        with self._lock:
-            if key in self._items:
-                self._drop(key)
-            self._items[key] = (time.monotonic() + self.seconds, value, cost)
-            self.bytes += cost
-            while len(self._items) > self.size or self.bytes > self.max_bytes:
-                self._drop(next(iter(self._items)))
-
-    def _drop(self, key: Hashable) -> None:
-        self.bytes -= self._items.pop(key)[2]
-
-    def clear(self) -> int:
-        with self._lock:
-            n = len(self._items)
-            self._items.clear()
-            self.bytes = 0
-            return n
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
 # Estimated bytes of the cached objects (CPython 3.11, 64-bit; checked against tracemalloc by
-# tests/api/test_api_cost.py): a move string in a key ~56 + its tuple slot 8; a replayed move (a
-# tuple of two ints) ~64 + 8; a stone (a tuple of two strings and an int) ~170; a statistics row ~120.
+# tests/api/test_api_cost.py): an entry's keeping in the cache ~300 (cachetools' link and its
+# dictionaries' slots); a move string in a key ~56 + its tuple slot 8; a replayed move (a tuple of
+# two ints) ~64 + 8; a stone (a tuple of two strings and an int) ~170; a statistics row ~120.
 def answer_cost(key, value) -> int:
-    return 300 + 64 * len(key[1]) + len(value[1])
+    return 500 + 64 * len(key[1]) + len(value.lookup_json) + len(value.move_json)
 
 
 def position_cost(key, value) -> int:
@@ -120,7 +64,7 @@ def position_cost(key, value) -> int:
 
 
 def rows_cost(_key, value) -> int:
-    return 200 + 120 * len(value[1])
+    return 500 + 120 * len(value[1])
 
 
 def split_query_moves(text: str) -> tuple[str, ...]:
@@ -136,81 +80,66 @@ def normalise_moves(words: tuple[str, ...]) -> tuple[str, ...]:
     return tuple("pass" if w.lower() == "pass" else w.upper() for w in words)
 
 
-@dataclass
-class BookVersion:
-    """When the answers about a book were last known fresh: ``generation`` changes whenever the
-    book's number of finished games does (every finished game adds statistics)."""
+def stone_dicts(replayed: ReplayedPosition) -> list[dict]:
+    """The stones of a lookup document as dicts: validated with the answer in one call, half the
+    time of a ``Stone`` each (16 stones: 30 against 58 us)."""
+    return [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
 
-    book_id: int
-    finished: int = -1
-    generation: int = 0
-    tag: str | None = None  # the ETag of answers about the book (``api.caching.book_tag``)
-    checked: float = -math.inf
-    refreshing: bool = False  # a check is on its way (started by a cache hit)
-    lock: threading.Lock = field(default_factory=threading.Lock)
+
+@dataclass(frozen=True, slots=True)
+class LookupAnswer:
+    """One lookup as the endpoints that answer "which move here?" send it: ``/lookup``'s JSON (the
+    lookup document), ``/move``'s (the bot's move, taken from that document), their ETag, and the
+    book's generation they were computed at (a cached answer is served while the book keeps it).
+
+    Both bodies are made with the document, which is not kept: its objects would take four times
+    the memory of the rest of a cached entry (tracemalloc: 6.4 KB against 1.7 KB for a lookup a few
+    moves deep), while making ``/move``'s body costs about 4 us, a few percent of a lookup."""
+
+    generation: int
+    tag: str
+    lookup_json: bytes
+    move_json: bytes
+
+
+def lookup_answer(generation: int, tag: str, document: LookupOut) -> LookupAnswer:
+    # exclude_unset: a statistical book's answer has no minimax fields (the CLI's form, exactly)
+    return LookupAnswer(generation, tag, document.model_dump_json(exclude_unset=True).encode(),
+                        views.move_out(document).model_dump_json().encode())
 
 
 class BookService:
-    """The lookup caches, from the cheapest hit to the cheapest miss: ``answers`` (serialised
-    answers), ``stats`` (a position's statistics rows by canonical key: a transposed or symmetric
-    question shares them) and ``positions`` (replays, kept without expiry).
+    """The lookup caches, from the cheapest hit to the cheapest miss: ``answers`` (whole answers,
+    ``LookupAnswer``), ``stats`` (a position's statistics rows by canonical key: a transposed or
+    symmetric question shares them) and ``positions`` (replays, kept without expiry).
 
-    Answers and statistics are tagged with the book's generation, which changes when the number of
-    finished games of the book changes. That is checked (one indexed count) about every
-    ``fresh_seconds`` in the background while cached answers keep being served; a request checks
-    itself when the last check is two ``fresh_seconds`` old and none is on its way, or ten old in
-    any case. So an answer is about ``fresh_seconds`` behind the book, and a book nobody is
-    building is answered from memory for as long as ``cache_seconds``. A repaired book (``obook verify
-    --repair``) keeps its count: ``POST /v1/admin/cache/clear`` or ``cache_seconds`` cover that.
+    Answers and statistics are kept under the book's generation (``api.freshness``): a book nobody
+    is building is answered from memory for as long as ``cache_seconds``, one being built about
+    ``fresh_seconds`` behind its games.
     """
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
                  fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0):
         self.store = store
-        self.threads = max(threads, 1)
-        self.fresh_seconds = fresh_seconds
+        self.limits = ThreadLimits(threads)
+        self.threads, self.heavy_threads = self.limits.threads, self.limits.heavy_threads
+        self.run, self.run_heavy, self.run_export = self.limits.run, self.limits.run_heavy, self.limits.run_export
         share = cache_mb * 2**20 / 3  # the three lookup caches share OBOOK_API_CACHE_MB
-        self.answers = TtlCache(cache_size, cache_seconds, share, answer_cost)
-        self.stats = TtlCache(cache_size, cache_seconds, share, rows_cost)
-        self.positions = TtlCache(cache_size, math.inf, share, position_cost)
+        self.answers = BoundedCache(cache_size, cache_seconds, share, answer_cost)
+        self.stats = BoundedCache(cache_size, cache_seconds, share, rows_cost)
+        self.positions = BoundedCache(cache_size, math.inf, share, position_cost)
         # a book's settings row: without the answer cache (OBOOK_API_CACHE_SECONDS=0) still kept for
         # fresh_seconds, or every lookup would read it again (a transaction, a third of an uncached lookup)
-        self.books = TtlCache(256, min(cache_seconds, 5.0) if cache_seconds > 0 else fresh_seconds)
-        self.versions: dict[str, BookVersion] = {}
-        self._generations = itertools.count(1)  # unique across books and their re-creations
+        self.books = BoundedCache(256, min(cache_seconds, 5.0) if cache_seconds > 0 else fresh_seconds)
         self.reader = StatsReader(store, pool_size=self.threads)
         self.async_reader = None if store.is_sqlite else AsyncStatsReader(store, pool_size=max(2, self.threads // 2))
-        self._limiter: anyio.CapacityLimiter | None = None
-        self.heavy_threads = max(1, self.threads // 4)
-        self._heavy: anyio.CapacityLimiter | None = None
-        self._exporting: anyio.CapacityLimiter | None = None
+        self.versions = BookVersions(self.reader.work_done, fresh_seconds)
         # exports (SGF bytes) under the book's generation, bounded by their bytes (OBOOK_API_EXPORT_CACHE_MB)
-        self.exports = TtlCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
+        self.exports = BoundedCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
         self._export_locks = [threading.Lock() for _ in range(16)]  # by the export's hash: a bounded set
-        self._progress = TtlCache(64, max(fresh_seconds, 0.5))  # one computation per second for every client
+        self._progress = BoundedCache(64, max(fresh_seconds, 0.5))  # one computation per second for every client
         self._progress_lock = threading.Lock()
         self._schema_checked = False
-
-    async def run(self, function: Callable[..., T], *args) -> T:
-        """Run blocking work in the service's threads (at most ``threads`` at once)."""
-        if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(self.threads)
-        return await anyio.to_thread.run_sync(function, *args, limiter=self._limiter)
-
-    async def run_heavy(self, function: Callable[..., T], *args) -> T:
-        """Run expensive work (exports, progress, game pages: many queries and replays each) in
-        threads of its own, at most a quarter of ``threads`` (at least one) at once, so that
-        however many of them clients ask for, the lookups keep their threads."""
-        if self._heavy is None:
-            self._heavy = anyio.CapacityLimiter(self.heavy_threads)
-        return await anyio.to_thread.run_sync(function, *args, limiter=self._heavy)
-
-    async def run_export(self, function: Callable[..., T], *args) -> T:
-        """Run an export: one at a time, in a thread of its own, so that a queue of exports (each
-        can take seconds of replays) delays neither the lookups nor progress and game pages."""
-        if self._exporting is None:
-            self._exporting = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(function, *args, limiter=self._exporting)
 
     def warm_up(self) -> None:
         """Load the rules' compiled code (a replay, keys, legal moves) before the first request."""
@@ -227,8 +156,7 @@ class BookService:
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
-        for version in list(self.versions.values()):
-            version.generation = next(self._generations)
+        self.versions.renew()
         return cleared
 
     # ---- the store -----------------------------------------------------------------------------
@@ -269,90 +197,57 @@ class BookService:
         require_keys(book, use)
         return book
 
-    def generation(self, book: BookInfo) -> int:
-        """The book's current generation, asking the database when the last check is stale."""
-        version = self.versions.get(book.name)
-        if version is None or version.book_id != book.id:
-            version = self.versions[book.name] = BookVersion(book.id)
-        if time.monotonic() - version.checked >= self.fresh_seconds:
-            self._check(version)
-        return version.generation
+    def book_tag(self, book: str) -> str:
+        """The ETag of answers about ``book`` now (``api.caching``); 404 for an unknown book."""
+        return self.versions.current(self.book(book)).tag
 
-    def _check(self, version: BookVersion) -> None:
-        with version.lock:
-            if time.monotonic() - version.checked < self.fresh_seconds:
-                return  # another thread just did
-            finished = self.reader.work_done(version.book_id)
-            if finished != version.finished:
-                version.finished = finished
-                version.tag = book_tag(version.book_id, finished)
-                version.generation = next(self._generations)
-            version.checked = time.monotonic()
+    # ---- lookups: one route, ``answer`` ---------------------------------------------------------
 
-    def _check_soon(self, version: BookVersion) -> None:
-        """Start a check in the background (from the event loop), unless one is on its way."""
-        if version.refreshing:
-            return
-        version.refreshing = True
+    async def answer(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer:
+        """The answer to "which move here?" after the moves ``spelled`` (``split_query_moves``):
+        from the cache when the book has not changed, else on the event loop when it can
+        (``_answer_on_loop``), else in the service's threads (``_answer_in_threads``)."""
+        words = normalise_moves(spelled)
+        found = self.cached_answer(book, words, min_games)
+        if found is None:
+            found = await self._answer_on_loop(book, spelled, min_games)
+            if found is None:
+                found = await self.run(self._answer_in_threads, book, spelled, min_games)
+            self.answers.put((book, words, min_games), found)
+        return found
 
-        async def check() -> None:
-            try:  # not in the lookups' threads: behind a queue of them, the check would come late
-                await anyio.to_thread.run_sync(self._check, version)
-            except Exception as exc:  # noqa: BLE001 - the next request checks in its own time
-                log.warning("checking book %s for new games: %s", version.book_id, exc)
-            finally:
-                version.refreshing = False
-
-        asyncio.get_running_loop().create_task(check())
-
-    # ---- lookups -------------------------------------------------------------------------------
-
-    def cached_answer(self, book: str, words: tuple[str, ...], min_games: int) -> tuple[bytes, str] | None:
-        """The serialised answer and its ETag, if one is cached and the book is known not to have
+    def cached_answer(self, book: str, words: tuple[str, ...], min_games: int) -> LookupAnswer | None:
+        """The cached answer to the normalised moves ``words``, if the book is known not to have
         changed since (called on the event loop)."""
-        version = self.versions.get(book)
+        version = self.versions.serving(book)
         if version is None:
             return None
-        age = time.monotonic() - version.checked
-        if age >= self.fresh_seconds:
-            if age >= 10 * self.fresh_seconds or (age >= 2 * self.fresh_seconds and not version.refreshing):
-                return None  # the request checks the book itself
-            self._check_soon(version)
-        hit = self.answers.get((book, words, min_games))
-        if hit is None or hit[0] != version.generation:
-            return None
-        return hit[1], hit[2]
+        found = self.answers.get((book, words, min_games))
+        return found if found is not None and found.generation == version.generation else None
 
     async def lookup_body(self, book: str, moves: str, min_games: int) -> tuple[bytes, str]:
-        """The lookup answer as JSON bytes and its ETag, from the cache when it can."""
-        return await self.lookup_answer(book, split_query_moves(moves), min_games)
+        """``/lookup``: the lookup document as JSON, and its ETag."""
+        found = await self.answer(book, split_query_moves(moves), min_games)
+        return found.lookup_json, found.tag
 
-    async def lookup_answer(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[bytes, str]:
-        """``lookup_body`` of moves already split (``split_query_moves``)."""
-        words = normalise_moves(spelled)
-        hit = self.cached_answer(book, words, min_games)
-        if hit is not None:
-            return hit
-        answered = await self._lookup_on_loop(book, spelled, min_games)
-        if answered is None:
-            answered = await self.run(self._lookup_body, book, spelled, min_games)
-        generation, tag, body = answered
-        self.answers.put((book, words, min_games), (generation, body, tag))
-        return body, tag
+    async def move_body(self, book: str, moves: str, min_games: int) -> tuple[bytes, str]:
+        """``/move``: the bot's answer as JSON (the usage rule's move, or ``move: null`` out of book),
+        and its ETag."""
+        found = await self.answer(book, split_query_moves(moves), min_games)
+        return found.move_json, found.tag
 
-    async def _lookup_on_loop(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes] | None:
-        """A statistical book's lookup on the event loop, when everything but its statistics is in
+    async def _answer_on_loop(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer | None:
+        """A statistical book's answer on the event loop, when everything but its statistics is in
         memory (the book's row, a generation checked less than ``fresh_seconds`` ago): a compiled
         replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` on the
         loop's own connections (``AsyncStatsReader``). Handing that to a thread and back would cost
-        more than the work (issue 20, item 9). ``None``: the threads answer (``_lookup_body``: on
-        SQLite, for a minimax book, or to read the book or check its generation)."""
+        more than the work (issue 20, item 9). ``None``: the threads answer (on SQLite, for a
+        minimax book, or to read the book or check its generation)."""
         if self.async_reader is None:
             return None
         info = self.books.get(book)
-        version = self.versions.get(book)
-        if (info is None or is_search_valued(info) or version is None or version.book_id != info.id
-                or time.monotonic() - version.checked >= self.fresh_seconds):
+        version = self.versions.fresh(info) if info is not None else None
+        if version is None or is_search_valued(info):
             return None
         require_keys(info, "look positions up in it")
         generation, tag = version.generation, version.tag
@@ -364,34 +259,34 @@ class BookService:
         else:
             rows = tuple(await self.async_reader.position_stats(info.id, key))
             self.stats.put((info.id, key), (generation, rows))
-        found = book_lookup(info, replayed, lambda _key: rows, min_games)
-        # dicts: validated with the answer in one call, half the time of a Stone each (16 stones: 30 against 58 us)
-        board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
-        return generation, tag, views.lookup_out(found, board).model_dump_json(exclude_unset=True).encode()
+        return lookup_answer(generation, tag, self.statistics_lookup(info, replayed, min_games, lambda _key: rows))
+
+    def _answer_in_threads(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer:
+        info = self.keyed_book(book, "look positions up in it")
+        version = self.versions.current(info)
+        generation, tag = version.generation, version.tag  # read before the answer: never newer than it
+        return lookup_answer(generation, tag, self.lookup(info, spelled, min_games, generation))
 
     def _lookup_body(self, book: str, spelled: tuple[str, ...], min_games: int) -> tuple[int, str, bytes]:
-        info = self.keyed_book(book, "look positions up in it")
-        generation = self.generation(info)
-        tag = self.versions[info.name].tag  # read with the generation, before the answer: never newer than it
-        # exclude_unset: a statistical book's answer has no minimax fields (the CLI's form, exactly)
-        answer = self.lookup(info, spelled, min_games, generation)
-        return generation, tag, answer.model_dump_json(exclude_unset=True).encode()
-
-    def book_tag(self, book: str) -> str:
-        """The ETag of answers about ``book`` now (``api.caching``); 404 for an unknown book."""
-        info = self.book(book)
-        self.generation(info)
-        return self.versions[info.name].tag
+        """The threads' answer as (generation, ETag, JSON): what the event loop's must equal byte for
+        byte (tests/api/test_api.py)."""
+        found = self._answer_in_threads(book, spelled, min_games)
+        return found.generation, found.tag, found.lookup_json
 
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
+        """The lookup document, its statistics read in this thread (cached under ``generation``)."""
         replayed = self.replayed(book, spelled)
-        board = [{"vertex": v, "color": c, "move": m} for v, c, m in replayed.stones]
         if is_search_valued(book):
             found = minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
-            return views.minimax_lookup_out(found, board)
-        found = book_lookup(book, replayed, lambda key: self.position_rows(book, key, generation), min_games)
-        return views.lookup_out(found, board)
+            return views.minimax_lookup_out(found, stone_dicts(replayed))
+        return self.statistics_lookup(book, replayed, min_games, lambda key: self.position_rows(book, key, generation))
+
+    @staticmethod
+    def statistics_lookup(book: BookInfo, replayed: ReplayedPosition, min_games: int,
+                          rows: Callable[[int], Rows]) -> LookupOut:
+        """A statistical book's lookup document, its statistics from ``rows``."""
+        return views.lookup_out(book_lookup(book, replayed, rows, min_games), stone_dicts(replayed))
 
     def minimax_node(self, book: BookInfo, key: int, generation: int | None):
         """A minimax book's node and its children's bounds, cached under the book's generation."""
@@ -420,17 +315,6 @@ class BookService:
             replayed = replay_moves(book.size, book.superko, spelled)
             self.positions.put(cache_key, replayed)
         return replayed
-
-    async def book_move(self, book: str, moves: str, min_games: int) -> tuple[MoveOut, str]:
-        """The bot's answer (the usage rule's move, or ``move: null`` out of book) and its ETag."""
-        body, tag = await self.lookup_body(book, moves, min_games)
-        found = LookupOut.model_validate_json(body)
-        chosen = next((c for c in found.candidates if c.usage), None)
-        return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, in_book=found.in_book,
-                       move=found.usage_move, usage_move=found.usage_move, coevolution_move=found.coevolution_move,
-                       games=chosen.games if chosen else 0, wins=chosen.wins if chosen else 0,
-                       winrate=chosen.winrate if chosen else None,
-                       games_url=chosen.games_url if chosen else None), tag
 
     # ---- books, games, progress ----------------------------------------------------------------
 
@@ -518,7 +402,7 @@ class BookService:
         info = self.keyed_book(book, "export it")
         key = (book, min_games, depth, max_nodes)
         with self._export_locks[hash(key) % len(self._export_locks)]:
-            generation = self.generation(info)
+            generation = self.versions.current(info).generation
             hit = self.exports.get(key)
             if hit is not None and hit[0] == generation:
                 return hit[1]

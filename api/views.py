@@ -17,6 +17,7 @@ from api.schemas import (CandidateOut,
     GrowthPointOut,
     InFlightGame,
     LookupOut,
+    MoveOut,
     ProgressOut,
     RatePointOut,
     SetAsideGame,
@@ -72,6 +73,15 @@ def add_games_urls(document: dict) -> None:
     for candidate in document["candidates"]:
         fits = len(line) + bool(line) + len(candidate["move"]) < RECORD_INDEX_CHARS
         candidate["games_url"] = base + candidate["move"] if fits else None
+
+
+def move_out(found: LookupOut) -> MoveOut:
+    """A bot's answer from the lookup document: the usage rule's move and its figures."""
+    chosen = next((c for c in found.candidates if c.usage), None)
+    return MoveOut(book=found.book, moves=found.moves, to_move=found.to_move, in_book=found.in_book,
+                   move=found.usage_move, usage_move=found.usage_move, coevolution_move=found.coevolution_move,
+                   games=chosen.games if chosen else 0, wins=chosen.wins if chosen else 0,
+                   winrate=chosen.winrate if chosen else None, games_url=chosen.games_url if chosen else None)
 
 
 def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:

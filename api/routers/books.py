@@ -45,8 +45,8 @@ async def book_move(request: Request, book: BookName, service: Service, moves: M
     """The move a bot plays after ``moves``: the usage rule's (``move``), with the coevolution rule's
     beside it. Out of book is an ordinary answer: 200 with ``move: null`` (``in_book: false`` when no
     game went through the position); an unknown book is 404, an illegal move 422. ETag as ``/lookup``."""
-    found, tag = await service.book_move(book, moves, min_games)
-    return cached_response(request, found.model_dump_json().encode(), tag, "application/json")
+    body, tag = await service.move_body(book, moves, min_games)
+    return cached_response(request, body, tag, "application/json")
 
 
 @router.get("/{book}/games", response_model=GameList, responses=NOT_FOUND)
