@@ -2,8 +2,8 @@
 
 A book can at best play, in the positions it covers, the move a far deeper search would play. So
 engine A is the plain engine at P playouts a move, except that its first k own moves of each game are
-searched with 100 x P playouts (``opening_moves=k,opening_factor=100``, ``obook/search/opening.py``:
-each deep move in a tree of its own, dropped afterwards, as when a book player leaves its book).
+searched with 100 x P playouts (``benchmarks/opening_player.py --moves k --factor 100``: each deep
+move in a tree of its own, dropped afterwards, as when a book player leaves its book).
 Engine B is the plain engine at P. Colours alternate; 9x9, komi 7.5, area scoring, ``obook match``'s
 referee and clean-up phase. A's score minus 50% is the most a book of depth k could add at budget P.
 
@@ -20,10 +20,21 @@ import json
 import sys
 from pathlib import Path
 
-from obook.gtp.match import MatchSettings, parse_engine, run_match
+from obook.gtp.match import EngineSpec, MatchSettings, parse_engine, run_match
+from obook.search.config import SearchConfig
 from obook.stats import wilson_interval
 
 DEFAULT_OUT = Path("docs/book-results/ceiling.jsonl")
+OPENING_PLAYER = Path(__file__).resolve().with_name("opening_player.py")
+
+
+def deep_engine(plain: str, moves: int, factor: float) -> EngineSpec:
+    """Engine A: the plain engine ``plain`` whose first ``moves`` own moves search ``factor`` times
+    its budget (``opening_player.py`` as a GTP engine)."""
+    config = SearchConfig.from_spec(plain)
+    argv = [sys.executable, str(OPENING_PLAYER), "--config", config.to_spec(), "--moves", str(moves),
+            "--factor", f"{factor:g}"]
+    return EngineSpec(label=f"obook:{plain} (first {moves} own moves x{factor:g})", argv=argv, config=config)
 
 
 def load(path: Path) -> list[dict]:
@@ -37,7 +48,7 @@ def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int
     if done >= games:
         return
     plain = ",".join(filter(None, [base, f"playouts={playouts}"]))
-    a = parse_engine(f"obook:{plain},opening_moves={moves},opening_factor={factor:g}")
+    a = deep_engine(plain, moves, factor)
     b = parse_engine(f"obook:{plain}")
     settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel)
     print(f"P={playouts} k={moves} factor={factor:g}: {done} games recorded, playing {games - done}",

@@ -1,5 +1,6 @@
-"""What the tactics options cost (issue 17, item 3): the search's simulations per CPU second with
-``ladders`` and ``nakade`` off and on, and the heavy playouts' rate with and without the nakade rule.
+"""What ladder reading costs (issue 17, item 3): the search's simulations per CPU second with
+``ladders`` off and on, beside the raw heavy playouts' rate. (It measured the nakade rule too until
+that rule was removed: ``docs/benchmarks.md``, "Tried and removed".)
 
     python benchmarks/tactics_cost.py [--rounds 3] [--playouts 20000] [--positions 4]
 
@@ -7,7 +8,7 @@ Positions: the empty board and the positions after 20, 40, ... moves of a fixed 
 are read only where strings are short of liberties, which the empty board never has). CPU time of
 this process (``time.process_time``) rather than wall time, and the configurations interleaved round
 by round, so that a machine loaded by other work moves the figures less. Prints one JSON line per
-measurement, then the median per configuration and its ratio to the first (both off; the raw rates to heavy alone).
+measurement, then the median per configuration and its ratio to the first (``ladders=off``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import statistics
 import time
 
-CONFIGS = ("ladders=off", "ladders=on", "ladders=off,nakade=on", "ladders=on,nakade=on")
+CONFIGS = ("ladders=off", "ladders=on")
 
 
 def game_positions(count: int):
@@ -48,14 +49,14 @@ def search_rate(spec: str, positions, playouts: int) -> float:
     return done / (time.process_time() - t0)
 
 
-def playout_rate(nakade: bool, count: int) -> float:
+def playout_rate(count: int) -> float:
     from obook.go.board import new_board
     from obook.playout.policies import new_scratch, playout_batch, policy_code
     from obook.rng import make_rng
 
     start, work = new_board(9), new_board(9)
     scratch = new_scratch(start)
-    policy = policy_code("heavy", nakade)
+    policy = policy_code("heavy")
     rng = make_rng(1)
     playout_batch(start, work, policy, rng, 7.5, scratch, 10)
     t0 = time.process_time()
@@ -78,16 +79,13 @@ def main() -> int:
             figures.setdefault(spec, []).append(rate)
             print(json.dumps({"round": round_, "config": spec, "simulations_per_cpu_second": round(rate)}),
                   flush=True)
-        for nakade in ((False, True) if round_ % 2 == 0 else (True, False)):
-            rate = playout_rate(nakade, 20000)
-            figures.setdefault(f"playouts heavy{'+nakade' if nakade else ''}", []).append(rate)
-            print(json.dumps({"round": round_, "playouts": "heavy" + ("+nakade" if nakade else ""),
-                              "playouts_per_cpu_second": round(rate)}), flush=True)
+        rate = playout_rate(20000)
+        figures.setdefault("playouts heavy", []).append(rate)
+        print(json.dumps({"round": round_, "playouts": "heavy", "playouts_per_cpu_second": round(rate)}), flush=True)
     base = statistics.median(figures[CONFIGS[0]])
-    raw = statistics.median(figures["playouts heavy"])
     for name, values in figures.items():
-        ref = raw if name.startswith("playouts") else base
         median = statistics.median(values)
+        ref = median if name.startswith("playouts") else base
         print(f"{name:24s} {median:10,.0f}/CPU s  x{median / ref:.3f}  "
               f"(range {min(values):,.0f}-{max(values):,.0f})")
     return 0

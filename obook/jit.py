@@ -35,13 +35,13 @@ def _source_digest() -> str:
 
     Numba keys a cached function by its own file only, so after an edit to ``board.py`` the cached
     ``policies.playout`` would keep running the old rules. Caching under a directory named after
-    the whole package's source makes any change start a fresh cache. The playouts' data files
-    (``obook/playout/*.npz``) are read into constants of the compiled code, so they count too."""
+    the whole package's source makes any change start a fresh cache. (Data files are passed to
+    the compiled code as arguments, never baked into it as constants, so they need not count.)"""
     digest = hashlib.sha256()
     root = Path(__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")) + sorted((root / "playout").glob("*.npz")):
+    for path in sorted(root.rglob("*.py")):
         text = path.read_bytes()
-        if path.suffix == ".npz" or _holds_compiled_code(path, text):
+        if _holds_compiled_code(path, text):
             digest.update(str(path.relative_to(root)).encode())
             digest.update(text)
     return digest.hexdigest()[:16]

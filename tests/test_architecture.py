@@ -172,3 +172,26 @@ def test_only_the_book_kinds_test_the_algorithm():
         if lines := algorithm_tests(path):
             found[name] = lines
     assert found == {}
+
+
+def hot_module_files() -> list[Path]:
+    """The modules every simulation runs through: the tree search and the playouts."""
+    return [ROOT / "obook/search/mcts.py", ROOT / "obook/search/kernel.py",
+            *sorted((ROOT / "obook/playout").glob("*.py"))]
+
+
+def test_the_hot_modules_import_no_experiment():
+    """Experiments (``benchmarks/``, e.g. the book ceiling's ``opening_player``) stay off the hot path."""
+    experiments = {"benchmarks"} | {path.stem for path in (ROOT / "benchmarks").glob("*.py")}
+    assert "opening_player" in experiments
+    found = []
+    for path in hot_module_files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [(path.name, n) for n in names if n.split(".")[0] in experiments]
+    assert len(hot_module_files()) >= 5 and found == []

@@ -74,9 +74,9 @@ class BookPlayer(Player):
         self.soft_visits = soft_visits  # > 0: a minimax book's values are prior visits of the search, no book move
         if soft_visits > 0:
             from obook.errors import ObookError
-            from obook.search.mcts import MCTSPlayer
+            from obook.search.player import ROOT_PRIORS
 
-            if not is_search_valued(self.book) or not isinstance(inner, MCTSPlayer):
+            if not is_search_valued(self.book) or ROOT_PRIORS not in inner.root_controls:
                 raise ObookError("--book-soft needs a minimax book and the uct search in one process")
         self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
         self._rows: dict[int, Rows] = {}

@@ -22,8 +22,6 @@ def register(subparsers) -> None:
     playouts.add_argument("--seconds", type=float, default=5.0)
     playouts.add_argument("--komi", type=float, default=7.5)
     playouts.add_argument("--seed", type=int, default=1)
-    playouts.add_argument("--nakade", action="store_true", help="heavy with its nakade rule")
-    playouts.add_argument("--model", action="store_true", help="heavy with its model rule (playout_model=on)")
     playouts.add_argument("--json", action="store_true", help="print one JSON object")
     playouts.set_defaults(func=run_playouts)
     search = kinds.add_parser("search", help="MCTS simulations per second against the raw playout rate")
@@ -38,13 +36,12 @@ def register(subparsers) -> None:
     bench.set_defaults(func=lambda args: bench.print_help() or 2)
 
 
-def measure_playouts(size: int, policy_name: str, seconds: float, komi: float, seed: int,
-                     nakade: bool = False, model: bool = False) -> dict:
+def measure_playouts(size: int, policy_name: str, seconds: float, komi: float, seed: int) -> dict:
     """Run playouts from the empty board in batches for about ``seconds``; all inside numba."""
     started = time.perf_counter()
     from obook.go.board import MIN_SIZE, new_board
     from obook.go.zobrist import MAX_SIZE
-    from obook.playout.policies import MODEL, NAKADE, POLICY_NAMES, new_scratch, playout_batch, policy_code
+    from obook.playout.policies import POLICY_NAMES, new_scratch, playout_batch, policy_code
     from obook.rng import make_rng
 
     if policy_name not in POLICY_NAMES:
@@ -53,7 +50,7 @@ def measure_playouts(size: int, policy_name: str, seconds: float, komi: float, s
         raise ObookError(f"board size {size} is outside {MIN_SIZE}..{MAX_SIZE}")
     if seconds <= 0:
         raise ObookError("--seconds must be positive")
-    policy = policy_code(policy_name, nakade, model)
+    policy = policy_code(policy_name)
     start, work = new_board(size), new_board(size)
     scratch = new_scratch(start)
     rng = make_rng(seed)
@@ -73,7 +70,7 @@ def measure_playouts(size: int, policy_name: str, seconds: float, komi: float, s
         batch = max(256, min(batch * 2, int(playouts / elapsed * 0.5)))
     return {
         "size": size,
-        "policy": policy_name + ("+nakade" if policy & NAKADE else "") + ("+model" if policy & MODEL else ""),
+        "policy": policy_name,
         "komi": komi,
         "seconds": round(elapsed, 3),
         "playouts": playouts,
@@ -86,7 +83,7 @@ def measure_playouts(size: int, policy_name: str, seconds: float, komi: float, s
 
 
 def run_playouts(args: argparse.Namespace) -> int:
-    result = measure_playouts(args.size, args.policy, args.seconds, args.komi, args.seed, args.nakade, args.model)
+    result = measure_playouts(args.size, args.policy, args.seconds, args.komi, args.seed)
     if args.json:
         print(json.dumps(result))
     else:
@@ -114,7 +111,7 @@ def run_search(args: argparse.Namespace) -> int:
     player.genmove(position, playouts=200)  # compile or load before timing
     player.new_game()
     result = player.genmove(position, seconds=args.seconds)
-    raw = measure_playouts(args.size, config.policy, args.seconds, 7.5, 1, config.nakade, config.playout_model)
+    raw = measure_playouts(args.size, config.policy, args.seconds, 7.5, 1)
     figures = {
         "size": args.size,
         "config": config.to_spec(),

@@ -21,9 +21,6 @@ def register(subparsers) -> None:
     model.add_argument("out", help="table to write (.npz), e.g. obook/search/move_model.npz")
     model.add_argument("--hold-out-every", type=int, default=5, metavar="K",
                        help="fit without every K-th game (sorted by path) and report on those (0: fit on all)")
-    model.add_argument("--playout-weights", metavar="FILE",
-                       help="also write what the heavy playouts' model rule reads, e.g. "
-                            "obook/playout/model_weights.npz (obook/playout/weights.py)")
     model.add_argument("--sweeps", type=int, default=30, help="minorization-maximization sweeps (default 30)")
     model.set_defaults(func=learn_move_model)
     parser.set_defaults(func=lambda _args: parser.print_help() or 2)
@@ -45,8 +42,7 @@ def learn_move_model(args: argparse.Namespace) -> int:
     import numpy as np
 
     from obook.search.movefit import collect, fit, log_likelihood, rank_accuracy, split_games, spread_patterns
-    from obook.playout.weights import save_weights
-    from obook.search.movemodel import playout_weights, save_log_gamma
+    from obook.search.movemodel import save_log_gamma
 
     if args.sweeps < 1:
         raise ObookError(f"--sweeps must be at least 1 (got {args.sweeps})")
@@ -61,8 +57,6 @@ def learn_move_model(args: argparse.Namespace) -> int:
     log_gamma = fit(train, sweeps=args.sweeps)
     spread = spread_patterns(log_gamma)
     save_log_gamma(args.out, spread)
-    if args.playout_weights:
-        save_weights(args.playout_weights, playout_weights(spread))
     print(f"{len(train_paths)} games, {len(train.winner)} moves: log-likelihood a move "
           f"{log_likelihood(np.zeros_like(log_gamma), train):.3f} uniform -> {log_likelihood(log_gamma, train):.3f}")
     if held_paths:
@@ -71,5 +65,5 @@ def learn_move_model(args: argparse.Namespace) -> int:
         print(f"held out: {len(held_paths)} games, {len(held.winner)} moves, log-likelihood "
               f"{log_likelihood(log_gamma, held):.3f}, first {rank_accuracy(scores, held, 1):.1%}, "
               f"top 5 {rank_accuracy(scores, held, 5):.1%}")
-    print(f"-> {args.out}" + (f" and {args.playout_weights}" if args.playout_weights else ""))
+    print(f"-> {args.out}")
     return 0

@@ -1,4 +1,4 @@
-"""How long to think for a move when the game has a clock.
+"""How long a move may think when the game has a clock: the one place that decides it.
 
 GTP gives the clock as ``time_settings main byo_yomi_time byo_yomi_stones`` (Canadian byo-yomi:
 after the main time, ``byo_yomi_stones`` moves must be played in every ``byo_yomi_time`` seconds)
@@ -10,6 +10,10 @@ The allocation divides the usable main time by an estimate of the moves still to
 empty points), spends more around the opening and middle game where choices matter most, and
 keeps a safety margin for the engine's and the controller's overheads, so that it never loses on
 time: a move never uses more than the time actually left minus the margin.
+
+``GameClock.move_budget`` is the answer the GTP engine searches with: the clock's seconds for the
+move as a ``MoveBudget`` (``obook/search/player.py``), or the configuration's budget when the clock
+sets no limit.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from obook.errors import ObookError
+from obook.go.board import N_EMPTY
+from obook.go.position import Position
+from obook.search.config import SearchConfig
+from obook.search.player import MoveBudget
 
 NO_LIMIT = "none"
 ABSOLUTE = "absolute"
@@ -76,7 +84,7 @@ class TimeSettings:
 
 
 @dataclass
-class Clock:
+class PlayerClock:
     """One player's remaining time: main time, then the current byo-yomi period."""
 
     main: float = 0.0
@@ -87,7 +95,7 @@ class Clock:
 
 
 @dataclass
-class TimeManager:
+class GameClock:
     """Both players' clocks under one setting, and the thinking time for the next move.
 
     ``safety`` seconds are kept back from every deadline and ``overhead`` is what a move costs
@@ -116,9 +124,9 @@ class TimeManager:
         """A new game: both clocks back to the full setting."""
         self.clocks = {1: self._fresh_clock(), 2: self._fresh_clock()}
 
-    def _fresh_clock(self) -> Clock:
+    def _fresh_clock(self) -> PlayerClock:
         s = self.settings
-        clock = Clock(main=s.main, periods_left=s.periods)
+        clock = PlayerClock(main=s.main, periods_left=s.periods)
         if s.main <= 0 and s.kind in (CANADIAN, JAPANESE):
             clock.in_byo_yomi = True
             clock.period_left, clock.stones_left = s.period, s.stones
@@ -162,7 +170,13 @@ class TimeManager:
         if clock.stones_left <= 0:
             clock.period_left, clock.stones_left = s.period, s.stones
 
-    def think_time(self, color: int, empty_points: int, board_points: int) -> float | None:
+    def move_budget(self, config: SearchConfig, color: int, position: Position) -> MoveBudget:
+        """What ``color``'s search of ``position`` may spend: the clock's seconds for the move
+        (``move_seconds``), or the configuration's budget when the clock sets no limit."""
+        seconds = self.move_seconds(color, int(position.board.scalars[N_EMPTY]), position.size ** 2)
+        return MoveBudget.for_clock(config, seconds)
+
+    def move_seconds(self, color: int, empty_points: int, board_points: int) -> float | None:
         """Seconds to think for ``color``'s next move, or ``None`` when the clock sets no limit."""
         if not self.active:
             return None
@@ -189,11 +203,11 @@ class TimeManager:
         per_move = self._byo_yomi_per_move(self._fresh_period())
         return max(self.minimum, min(main_budget + per_move, main_usable + per_move))
 
-    def _fresh_period(self) -> Clock:
+    def _fresh_period(self) -> PlayerClock:
         s = self.settings
-        return Clock(in_byo_yomi=True, period_left=s.period, stones_left=s.stones, periods_left=s.periods)
+        return PlayerClock(in_byo_yomi=True, period_left=s.period, stones_left=s.stones, periods_left=s.periods)
 
-    def _byo_yomi_per_move(self, clock: Clock) -> float:
+    def _byo_yomi_per_move(self, clock: PlayerClock) -> float:
         s = self.settings
         if s.kind == JAPANESE:
             period = clock.period_left or s.period

@@ -42,10 +42,10 @@ from obook.gtp.arguments import (
     seconds_argument,
     vertex_argument,
 )
-from obook.gtp.clock import TimeManager, TimeSettings
+from obook.gtp.clock import GameClock, TimeSettings
 from obook.gtp.protocol import GTPCommandError, GTPProtocol, Streamed, format_header
 from obook.search.config import SearchConfig
-from obook.search.player import Budget, CancelToken
+from obook.search.player import ROOT_MOVES, CancelToken
 from obook.search.result import SearchResult
 
 PROTOCOL_VERSION = "2"
@@ -71,7 +71,7 @@ class GTPEngine(GTPProtocol):
         self.config = config if isinstance(config, SearchConfig) else SearchConfig.from_spec(config)
         self.superko = superko
         self.position = Position(size=size, komi=komi, superko=superko)
-        self.clock = TimeManager()
+        self.clock = GameClock()
         self.ownership_playouts = ownership_playouts
         self.player = player if player is not None else _make_player(self.config)
         self.book = _book_player(player)
@@ -277,14 +277,12 @@ class GTPEngine(GTPProtocol):
         """Search for ``color`` with the clock's time (or the configuration's budget); GoGui's
         ``# interrupt`` ends it early with the best move found so far."""
         position = self._position_for(color)
-        think = self.clock.think_time(color, int(position.board.scalars[rules.N_EMPTY]), position.size ** 2)
-        budget = Budget.for_clock(self.config, think)
+        budget = self.clock.move_budget(self.config, color, position)
         started = time.perf_counter()
-        deadline = started + think if think is not None else None  # a time manager never spends beyond the clock's share
         with self._tree_guard(position):
             result = self.player.genmove(position, seconds=budget.seconds, playouts=budget.playouts,
                                          on_progress=on_progress, progress_interval=min(progress_interval, 0.1),
-                                         cancel=CancelToken(self._interrupt, deadline))
+                                         cancel=CancelToken(self._interrupt))
         elapsed = time.perf_counter() - started
         self.clock.spend(color, elapsed)
         if result is not None:
@@ -481,11 +479,9 @@ class GTPEngine(GTPProtocol):
                 cancel.cancel()
 
         extra = {}
-        if options.allow is not None or options.avoid:  # the tree search keeps them out of its root too;
-            from obook.search.mcts import MCTSPlayer  # other players' lines leave them out
-
-            if isinstance(self.player, MCTSPlayer):
-                extra["root_moves"] = options.permits
+        # A player that can keeps allow/avoid out of its root too; the others' lines leave them out.
+        if (options.allow is not None or options.avoid) and ROOT_MOVES in self.player.root_controls:
+            extra[ROOT_MOVES] = options.permits
         with self._tree_guard(position):
             result = self.player.genmove(position, seconds=24 * 3600.0, playouts=None, on_progress=progress,
                                          progress_interval=min(options.interval, 0.1), cancel=cancel, **extra)

@@ -13,18 +13,6 @@ In order, the first rule that yields a candidate chooses the move (uniformly amo
 5. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
    stone may be a throw-in or a nakade, so it is allowed).
 
-With the nakade rule (``nakade=on``, Pachi's and Fuego's), between rules 1 and 2: when the last move
-leaves an eye space of 3 to 5 empty points next to it enclosed by its own colour (after closing it, or
-after a capture), in a shape one move kills (straight or bent three, pyramid four, bulky or crossed
-five), play its vital point: the point of the space with the most neighbours in it.
-
-With the model rule (``playout_model=on``), rule 3 draws instead among the 8 empty neighbours of the last
-move that are legal, not own eyes and not self-ataris, each in proportion to its strength under the
-learned move model (its 3x3 shape, its distance to the last move and its line: ``weights.py``), with
-every other empty point standing for the model's strength of a far move: so a strong local shape is
-played almost always, a weak one seldom, and otherwise rules 4 and 5 choose (as CrazyStone draws its
-playout moves by Coulom's strengths, here only near the last move so that a move costs 8 lookups).
-
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
 8 orientations and with either colour to move (shapes are good moves for both sides).
@@ -33,7 +21,6 @@ N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matc
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
@@ -57,16 +44,13 @@ from obook.go.board import (
 )
 from obook.go.tactics import (
     N_PATTERNS,
-    edge_line,
     liberties_after,
     liberties_after_extending,
-    mover_code,
     pattern_code,
     string_liberties,
     touches_own,
 )
 from obook.jit import hot
-from obook.playout.weights import load_weights
 from obook.rng import rand_below
 
 # Shapes with the move at the centre. X and O are the two colours (both assignments are tried),
@@ -220,150 +204,6 @@ def _pattern_moves(b, last, c, out):
     return n
 
 
-_WEIGHTS = load_weights()
-# Strengths (not logarithms) of the model rule, baked into the compiled code (the cache's digest
-# covers the weights file: obook/jit.py). FIXED is the fixed-point scale they are drawn at.
-MODEL_PATTERN = np.exp(_WEIGHTS.pattern).astype(np.float32)
-MODEL_NEAR = np.exp(_WEIGHTS.near)
-MODEL_LINE = np.exp(_WEIGHTS.line)
-MODEL_FAR = math.exp(_WEIGHTS.far)
-FIXED = 64.0
-
-
-@hot(inline="always")
-def _model_move(b, last, c, rng, out):
-    """Rule 3 with the model (see the module docstring): a point, or NO_POINT to go on to rule 4.
-    Uses ``out[0:16]`` for the candidates and their strengths in fixed point. The legality and
-    self-atari checks cost more than the strengths, so only a drawn point is checked (a point that
-    fails is taken out and the draw repeated)."""
-    w = b.scalars[WIDTH]
-    n = 0
-    total = 0
-    k = 0
-    for p in (last - w, last - 1, last + 1, last + w, last - w - 1, last - w + 1, last + w - 1, last + w + 1):
-        near = MODEL_NEAR[0] if k < 4 else MODEL_NEAR[1]  # the first four are orthogonal
-        k += 1
-        if b.color[p] != EMPTY:
-            continue
-        strength = MODEL_PATTERN[mover_code(pattern_code(b, p), c)] * near * MODEL_LINE[min(edge_line(b, p), 4)]
-        weight = np.int64(strength * FIXED) + 1
-        out[n] = p
-        out[8 + n] = weight
-        total += weight
-        n += 1
-    far = np.int64((b.scalars[N_EMPTY] - n) * MODEL_FAR * FIXED)
-    while total > 0:
-        r = rand_below(rng, total + far)
-        if r >= total:
-            return NO_POINT
-        i = 0
-        while r >= out[8 + i]:
-            r -= out[8 + i]
-            i += 1
-        p = out[i]
-        if _playable(b, p, c) and liberties_after(b, p, c) >= 2:
-            return p
-        total -= out[8 + i]
-        out[8 + i] = 0
-    return NO_POINT
-
-
-NAKADE_MAX = 5  # eye spaces above this size are not read
-
-
-@hot(inline="always")
-def _in_region(region, n, x):
-    for j in range(n):
-        if region[j] == x:
-            return True
-    return False
-
-
-@hot(inline="always")
-def _enclosed_by(b, x, owner):
-    """Whether the empty point ``x`` touches no stone of the colour other than ``owner`` (one load)."""
-    n = b.nbr[x]
-    return (n & 15) + ((n >> (4 * owner)) & 15) == 4
-
-
-@hot(inline="always")
-def _eye_space(b, q, owner, region):
-    """The empty region at ``q`` into ``region`` when it has at most NAKADE_MAX points and touches no
-    stone of the colour other than ``owner``; returns its size, or 0 when it is not such a space."""
-    if not _enclosed_by(b, q, owner):
-        return 0
-    w = b.scalars[WIDTH]
-    region[0] = q
-    n = 1
-    # Twice the region's inner edges: at most 10 in the shapes of 5 points or fewer (bulky five).
-    degrees = b.nbr[q] & 15
-    i = 0
-    while i < n:
-        e = region[i]
-        for x in (e - w, e - 1, e + 1, e + w):
-            if b.color[x] == EMPTY and not _in_region(region, n, x):
-                d = b.nbr[x] & 15
-                # Four empty neighbours: only the centre of a crossed five, whose arms have one.
-                if n == NAKADE_MAX or (d == 4 and degrees > n) or not _enclosed_by(b, x, owner):
-                    return 0
-                degrees += d
-                if degrees > 2 * NAKADE_MAX:
-                    return 0
-                region[n] = x
-                n += 1
-        i += 1
-    return n
-
-
-@hot(inline="always")
-def vital_point(b, region, n):
-    """The vital point of the eye space ``region[:n]`` when one move there kills it (straight or
-    bent three, pyramid four, bulky or crossed five), else NO_POINT."""
-    if n < 3:
-        return NO_POINT
-    w = b.scalars[WIDTH]
-    best = NO_POINT
-    top = 0
-    ties = 0
-    square = False
-    for i in range(n):
-        e = region[i]
-        d = 0
-        for x in (e - w, e - 1, e + 1, e + w):
-            if _in_region(region, n, x):
-                d += 1
-        if d > top:
-            top = d
-            best = e
-            ties = 1
-        elif d == top:
-            ties += 1
-        if _in_region(region, n, e + 1) and _in_region(region, n, e + w) and _in_region(region, n, e + w + 1):
-            square = True
-    if ties != 1:
-        return NO_POINT
-    if n == 3 or (n == 4 and top == 3) or (n == 5 and (top == 4 or square)):
-        return best
-    return NO_POINT
-
-
-@hot(inline="always")
-def _nakade_move(b, last, c, region):
-    """The vital point of an eye space the last move left next to it (see the module docstring), or
-    NO_POINT."""
-    w = b.scalars[WIDTH]
-    owner = b.color[last]
-    if (b.nbr[last] >> (4 * owner)) & 15 == 0:
-        return NO_POINT  # a lone stone in the open closes no eye space
-    for q in (last - w, last - 1, last + 1, last + w):
-        if b.color[q] == EMPTY:
-            n = _eye_space(b, q, owner, region)
-            v = vital_point(b, region, n)
-            if v != NO_POINT and _playable(b, v, c):
-                return v
-    return NO_POINT
-
-
 @hot(inline="always")
 def _capture_anywhere(b, c, out):
     opp = 3 - c
@@ -403,9 +243,8 @@ def _random_move(b, c, rng):
 
 
 @hot(inline="always")
-def heavy_move(b, rng, out, nakade, model):
-    """The ``heavy`` policy's move for the side to move (see the module docstring); ``nakade`` turns
-    the nakade rule on, ``model`` the model rule."""
+def heavy_move(b, rng, out):
+    """The ``heavy`` policy's move for the side to move (see the module docstring)."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
@@ -416,21 +255,12 @@ def heavy_move(b, rng, out, nakade, model):
                 n = _push(out, n, cap)
         if n > 0:
             return out[rand_below(rng, n)]
-        if nakade:
-            v = _nakade_move(b, last, c, out)
-            if v != NO_POINT:
-                return v
         n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
         if n > 0:
             return out[rand_below(rng, n)]
-        if model:
-            p = _model_move(b, last, c, rng, out)
-            if p != NO_POINT:
-                return p
-        else:
-            n = _pattern_moves(b, last, c, out)
-            if n > 0:
-                return out[rand_below(rng, n)]
+        n = _pattern_moves(b, last, c, out)
+        if n > 0:
+            return out[rand_below(rng, n)]
     n = _capture_anywhere(b, c, out)
     if n > 0:
         return out[rand_below(rng, n)]

@@ -12,8 +12,7 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
   the probability (50/N1 % each) and the N2 other valid moves share the other 50% (all of it goes to
   captures when N2 = 0).
 - ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
-  ``heavy.py``. ``HEAVY | NAKADE`` adds its nakade rule, ``HEAVY | MODEL`` its model rule
-  (``policy_code``).
+  ``heavy.py``.
 """
 
 from __future__ import annotations
@@ -44,17 +43,11 @@ LIGHT = 0
 ATARI50 = 1
 HEAVY = 2
 POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY}
-POLICY_MASK = 7
-NAKADE = 8  # a flag on HEAVY: play the vital point of an eye space the last move left (heavy.py)
-MODEL = 16  # a flag on HEAVY: draw the answer near the last move by the learned model (heavy.py)
 
 
-def policy_code(name: str, nakade: bool = False, model: bool = False) -> int:
-    """The number the playout loop takes for the policy ``name``, with the nakade and model flags
-    (heavy only)."""
-    if POLICY_NAMES[name] != HEAVY:
-        return POLICY_NAMES[name]
-    return HEAVY | (NAKADE if nakade else 0) | (MODEL if model else 0)
+def policy_code(name: str) -> int:
+    """The number the playout loop takes for the policy ``name``."""
+    return POLICY_NAMES[name]
 
 
 @hot(inline="always")
@@ -103,8 +96,7 @@ def _capture_moves(b, c, out):
 def select_move(b, policy, rng, scratch):
     """A move for the side to move under ``policy`` (see the module contract)."""
     c = b.scalars[TO_MOVE]
-    kind = policy & POLICY_MASK
-    if kind == ATARI50:
+    if policy == ATARI50:
         n1, gen = _capture_moves(b, c, scratch)
         if n1 > 0:
             if rand_float(rng) < 0.5:
@@ -114,8 +106,8 @@ def select_move(b, policy, rng, scratch):
                 return scratch[rand_below(rng, n1)]
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
-    if kind == HEAVY:
-        return heavy_move(b, rng, scratch, (policy & NAKADE) != 0, (policy & MODEL) != 0)
+    if policy == HEAVY:
+        return heavy_move(b, rng, scratch)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 

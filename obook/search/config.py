@@ -30,8 +30,6 @@ class SearchConfig:
     # random: no search, a uniformly random legal move (the grid's zero-think benchmark player)
     algorithm: str = "uct"
     policy: str = "heavy"  # playout policy: light, atari50 or heavy (the strongest measured)
-    nakade: bool = False  # heavy playouts play the vital point of an eye space the last move left
-    playout_model: bool = False  # heavy playouts draw the answer near the last move by the move model's strengths
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"
     exploration: float = 0.2  # c in W/N + c*sqrt(ln N / n); small because RAVE explores
@@ -71,11 +69,7 @@ class SearchConfig:
     # --- budgets and moves -------------------------------------------------------------------
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
-    time_manager: bool = False  # under seconds: stop early when settled, spend the saving where unstable (timing.py)
-    time_extend: float = 1.0  # the most a move may spend beyond its seconds, in multiples of them
     reuse_tree: bool = True  # keep the subtree of the actual moves between searches
-    opening_moves: int = 0  # the player's first N own moves of a game search opening_factor x the budget
-    opening_factor: float = 100.0  # (search/opening.py: the ceiling of what a book can give)
     max_nodes: int = 1_000_000  # node capacity of the tree (72 bytes a node, twice for reuse: tree.NODE_BYTES)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
@@ -107,14 +101,6 @@ class SearchConfig:
             raise ObookError("search option max_nodes must be at least 1000")
         if self.processes < 1:
             raise ObookError("search option processes must be at least 1")
-        if self.time_extend < 0:
-            raise ObookError("search option time_extend must not be negative")
-        if self.time_manager and self.processes > 1:
-            raise ObookError("search option time_manager=on needs processes=1 (one tree, one clock)")
-        if self.opening_moves < 0:
-            raise ObookError("search option opening_moves must not be negative")
-        if self.opening_factor <= 0:
-            raise ObookError("search option opening_factor must be positive")
         for key in ("temperature", "rd", "sigma_e", "min_games"):
             if getattr(self, key) < 0:
                 raise ObookError(f"search option {key} must not be negative")
@@ -172,7 +158,7 @@ class SearchConfig:
             expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
             widening_a=float(self.widening_a), widening_b=float(self.widening_b),
             score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(komi),
-            policy=policy_code(self.policy, self.nakade, self.playout_model),
+            policy=policy_code(self.policy),
         )
 
 
@@ -202,7 +188,7 @@ class KernelParams(NamedTuple):
     score_reward: bool  # reward=score (False: win/loss)
     score_weight: float
     komi: float  # of the game searched
-    policy: int  # the playout policy's number with its flags (``obook.playout.policies.policy_code``)
+    policy: int  # the playout policy's number (``obook.playout.policies.policy_code``)
 
 
 def _convert(key: str, raw: str, annotation: str):

@@ -47,7 +47,7 @@ class SampleStream:
 
         self.config = config
         self.rng = make_rng(seed)
-        self.policy = policy_code(config.policy, config.nakade, config.playout_model)
+        self.policy = policy_code(config.policy)
         self.allocation = ALLOCATIONS[config.allocation]
         self.value_kind = VALUES[config.value]
         self.size = 0

@@ -12,20 +12,21 @@ import time
 
 import numpy as np
 
-from obook.go.board import N_EMPTY, new_board
+from obook.go.board import new_board
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
-from obook.search.player import Player, cancelled, decide, resolve_seed
+from obook.search.player import ROOT_MOVES, ROOT_PRIORS, Player, cancelled, decide, resolve_seed
 from obook.search.result import MoveStats, SearchResult
-from obook.search.timing import TimeBank, own_moves_left, summarize_root
 from obook.search.tree import N_NODES, NO_NODE, ROOT, compact_subtree, new_tree, reset_tree
 
 
 class MCTSPlayer(Player):
     """UCT with RAVE over one tree, reused between the moves of a game."""
+
+    root_controls = frozenset({ROOT_MOVES, ROOT_PRIORS})
 
     def __init__(self, config: SearchConfig):
         self.config = config
@@ -35,13 +36,10 @@ class MCTSPlayer(Player):
         self._size = None
         self._root_moves: list[tuple[int, int]] | None = None
         self._root_setup = None
-        self.time_bank = TimeBank(config.time_extend) if config.time_manager else None
 
     def new_game(self) -> None:
         reset_tree(self.tree)
         self._root_moves = None
-        if self.time_bank is not None:
-            self.time_bank.new_game()
 
     def reseed(self, seed: int) -> None:
         self.rng = make_rng(seed or 1)
@@ -114,8 +112,6 @@ class MCTSPlayer(Player):
         last_report = start
         done = 0
         chunk = 64
-        bank = self.time_bank if budget.seconds is not None else None
-        moves_left = own_moves_left(int(position.board.scalars[N_EMPTY]), position.size)
         while done < budget.playouts:
             step = min(chunk, budget.playouts - done)
             t0 = time.perf_counter()
@@ -127,30 +123,14 @@ class MCTSPlayer(Player):
                 chunk = min(chunk * 2, 1 << 16)
             elif spent > 0.08 and chunk > 16:
                 chunk //= 2
-            if bank is not None:
-                if bank.should_stop(budget.seconds, now - start, done, self._root_summary(), moves_left):
-                    break
-            elif budget.seconds is not None and now - start >= budget.seconds:
+            if budget.seconds is not None and now - start >= budget.seconds:
                 break
             if on_progress is not None and now - last_report >= progress_interval:
                 on_progress(self.result(position, done, now - start))
                 last_report = now
             if cancelled(cancel):
                 break
-        elapsed = time.perf_counter() - start
-        if bank is not None:
-            bank.charge(budget.seconds, elapsed)
-        return self.result(position, done, elapsed)
-
-    def _root_summary(self):
-        tree = self.tree
-        root = int(tree.meta[ROOT])
-        first = int(tree.first_child[root])
-        if first == NO_NODE:
-            return summarize_root(np.zeros(0), np.zeros(0))
-        children = slice(first, first + int(tree.n_children[root]))
-        return summarize_root(tree.visits[children] - tree.prior_visits[children],
-                              tree.wins[children] - tree.prior_wins[children])
+        return self.result(position, done, time.perf_counter() - start)
 
     def _add_root_priors(self, priors: dict[int, tuple[float, float]]) -> None:
         tree = self.tree

@@ -45,7 +45,6 @@ from obook.go.board import (
 )
 from obook.go.tactics import N_PATTERNS, edge_line, liberties_after, mover_code, pattern_code, string_liberties
 from obook.jit import hot
-from obook.playout.weights import PlayoutWeights
 
 MODEL_PATH = Path(__file__).with_name("move_model.npz")
 
@@ -217,15 +216,6 @@ def load_log_gamma(path: str | Path) -> np.ndarray:
     return table
 
 
-def playout_weights(log_gamma: np.ndarray) -> PlayoutWeights:
-    """What the heavy playouts' model rule reads of the table ``log_gamma`` (``obook/playout/weights.py``):
-    the pattern strengths, the two nearest distances, the lines, and as the strength of a move away
-    from the last one the empty shape's with the mean far distance (6 and more) and the mean line."""
-    far = log_gamma[0] + log_gamma[DIST_LAST + 4:DIST_BEFORE].mean() + log_gamma[LINE:PASS_FEATURE].mean()
-    return PlayoutWeights(log_gamma[:N_PATTERNS].copy(), log_gamma[DIST_LAST:DIST_LAST + 2].copy(),
-                          log_gamma[LINE:PASS_FEATURE].copy(), float(far))
-
-
 def save_log_gamma(path: str | Path, log_gamma: np.ndarray) -> None:
     """Store the table small: the pattern strengths of canonical codes that differ from 1, the rest."""
     from obook.search.shapes import canonical_codes
@@ -236,5 +226,4 @@ def save_log_gamma(path: str | Path, log_gamma: np.ndarray) -> None:
                         other=log_gamma[N_PATTERNS:TABLE_SIZE])
 
 
-__all__ = ["GROUPS", "TABLE_SIZE", "candidate_features", "log_strength", "move_features", "playout_weights",
-           "shipped_log_gamma"]
+__all__ = ["GROUPS", "TABLE_SIZE", "candidate_features", "log_strength", "move_features", "shipped_log_gamma"]

@@ -2,9 +2,14 @@
 
 A player searches one game at a time. ``genmove(position)`` returns a ``SearchResult`` for the side
 to move; the budget is the configuration's (playouts, or seconds when set) unless the call gives
-one (``Budget``). ``on_progress`` (for GTP ``analyze``, the book's lease) is called with partial
-results while the search runs and only reports; ``cancel`` (a ``CancelToken``) stops the search,
-which then returns its best result so far.
+one (``MoveBudget``, the one answer to "how long may this move think"; under a game clock GTP's
+``GameClock.move_budget`` gives it). ``on_progress`` (for GTP ``analyze``, the book's lease) is
+called with partial results while the search runs and only reports; ``cancel`` (a
+``CancelToken``) stops the search, which then returns its best result so far.
+
+Some players can also steer the root of their search: ``root_controls`` names the extra ``genmove``
+keywords a player takes (``ROOT_MOVES``, ``ROOT_PRIORS``), so that callers ask the player instead of
+testing its class; a player without a tree root takes none.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ from obook.search.result import MoveStats, SearchResult
 
 Progress = Callable[[SearchResult], None]
 UNLIMITED_PLAYOUTS = 10**12  # the playouts of a search that only the clock stops
+# genmove(..., root_moves=permits): permits(point) says whether the search may consider that first move
+ROOT_MOVES = "root_moves"
+# genmove(..., root_priors={point: (virtual visits, value for the mover)}): prior knowledge at the root
+ROOT_PRIORS = "root_priors"
 
 
 def resolve_seed(seed: int) -> int:
@@ -38,20 +47,18 @@ def stream_seed(base: int, k: int) -> int:
 class CancelToken:
     """Asks a running search to stop: ``genmove(..., cancel=token)`` checks it between chunks of
     simulations and returns the best result found so far. Safe to set from another thread;
-    ``event`` lets a token share an event the caller already has (GTP's interrupt); ``deadline``
-    (a ``time.perf_counter()`` instant) cancels by itself when it passes, so a game clock's limit
-    holds whatever the player's own time manager would spend."""
+    ``event`` lets a token share an event the caller already has (GTP's interrupt). Time is not
+    its business: a move's seconds are its ``MoveBudget``'s."""
 
-    def __init__(self, event: threading.Event | None = None, deadline: float | None = None):
+    def __init__(self, event: threading.Event | None = None):
         self._event = event if event is not None else threading.Event()
-        self._deadline = deadline
 
     def cancel(self) -> None:
         self._event.set()
 
     @property
     def cancelled(self) -> bool:
-        return self._event.is_set() or (self._deadline is not None and time.perf_counter() >= self._deadline)
+        return self._event.is_set()
 
 
 def cancelled(cancel: CancelToken | None) -> bool:
@@ -59,16 +66,17 @@ def cancelled(cancel: CancelToken | None) -> bool:
 
 
 @dataclass(frozen=True)
-class Budget:
-    """What one search may spend: it stops at ``seconds`` (None: no clock) or after ``playouts``
-    simulations, whichever comes first. The pure Monte-Carlo players plan their stages by one of
-    the two: by the seconds when there are any."""
+class MoveBudget:
+    """What one move's search may spend: it stops at ``seconds`` (None: no time limit) or after
+    ``playouts`` simulations, whichever comes first. The pure Monte-Carlo players plan their stages
+    by one of the two: by the seconds when there are any."""
 
     seconds: float | None
     playouts: int
 
     @classmethod
-    def resolve(cls, config: SearchConfig, seconds: float | None = None, playouts: int | None = None) -> "Budget":
+    def resolve(cls, config: SearchConfig, seconds: float | None = None,
+                playouts: int | None = None) -> "MoveBudget":
         """The budget of a call: what it gives (seconds and/or playouts), else the configuration's
         (its seconds when set, else its playouts)."""
         if seconds is None and playouts is None:
@@ -78,10 +86,10 @@ class Budget:
         return cls(seconds, playouts if playouts is not None else UNLIMITED_PLAYOUTS)
 
     @classmethod
-    def for_clock(cls, config: SearchConfig, think_seconds: float | None) -> "Budget":
-        """The budget under a game clock (GTP): the clock's time for this move, capped by the
+    def for_clock(cls, config: SearchConfig, think_seconds: float | None) -> "MoveBudget":
+        """The budget under a game clock (GTP): the clock's seconds for this move, capped by the
         configured playouts when the configuration counts playouts; the configuration's budget
-        when there is no clock."""
+        when the clock sets no limit (``think_seconds`` None)."""
         if think_seconds is None:
             return cls.resolve(config)
         return cls.resolve(config, think_seconds, config.playouts if config.seconds == 0 else None)
@@ -91,6 +99,8 @@ class Player(ABC):
     """Interface of every search player."""
 
     config: SearchConfig
+    # The genmove keywords beyond the interface that this player takes (module docstring).
+    root_controls: frozenset[str] = frozenset()
 
     def new_game(self) -> None:
         """Forget everything about the previous game (trees, caches)."""
@@ -116,8 +126,8 @@ class Player(ABC):
         game, so a resumed game makes the same choices as an uninterrupted one under a playout
         budget)."""
 
-    def budget(self, seconds: float | None, playouts: int | None) -> Budget:
-        return Budget.resolve(self.config, seconds, playouts)
+    def budget(self, seconds: float | None, playouts: int | None) -> MoveBudget:
+        return MoveBudget.resolve(self.config, seconds, playouts)
 
 
 class RandomPlayer(Player):
@@ -165,4 +175,4 @@ def decide(config: SearchConfig, position: Position, stats: list[MoveStats], pla
                         pv=pv, nodes=nodes)
 
 
-__all__ = ["Budget", "CancelToken", "Player", "RandomPlayer", "decide", "PASS"]
+__all__ = ["ROOT_MOVES", "ROOT_PRIORS", "CancelToken", "MoveBudget", "Player", "RandomPlayer", "decide", "PASS"]

@@ -14,14 +14,6 @@ def make_player(config: SearchConfig | str | None = None) -> Player:
     """The player a configuration describes (a ``SearchConfig`` or a spec string)."""
     if not isinstance(config, SearchConfig):
         config = SearchConfig.from_spec(config)
-    if config.opening_moves > 0:
-        from obook.search.opening import OpeningPlayer
-
-        return OpeningPlayer(_player(config), config)
-    return _player(config)
-
-
-def _player(config: SearchConfig) -> Player:
     if config.algorithm == "random":
         return RandomPlayer(config)
     if config.algorithm in ("flat", "pp", "amaf", "depth2"):

@@ -275,9 +275,9 @@ def test_the_clock_sets_the_thinking_time():
     ok(engine, "genmove b")
     assert 0.2 < time.perf_counter() - started < 1.0
     ok(engine, "kgs-time_settings byoyomi 0 2 3")
-    assert 1.0 < engine.clock.think_time(WHITE, 81, 81) < 2.0
+    assert 1.0 < engine.clock.move_seconds(WHITE, 81, 81) < 2.0
     ok(engine, "kgs-time_settings none")
-    assert engine.clock.think_time(WHITE, 81, 81) is None
+    assert engine.clock.move_seconds(WHITE, 81, 81) is None
 
 
 def test_genmove_analyze_streams_info_lines_and_plays(engine):

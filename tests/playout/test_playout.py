@@ -1,7 +1,6 @@
 """Playout policies: the distributions they promise, reproducibility, and sane random games."""
 
 import numpy as np
-import pytest
 from scipy.stats import chisquare
 
 from obook.go import board as rules
@@ -9,12 +8,11 @@ from obook.playout.policies import (
     ATARI50,
     HEAVY,
     LIGHT,
-    NAKADE,
     new_scratch,
     playout_batch,
     select_move,
 )
-from obook.playout.heavy import _low_liberty_moves, vital_point
+from obook.playout.heavy import _low_liberty_moves
 from obook.go.position import Position
 from obook.rng import make_rng
 
@@ -244,104 +242,7 @@ def test_a_full_record_stops_recording_not_playing():
     assert end == 5 and played > 5
 
 
-def test_nakade_rule_plays_the_vital_point_of_a_three_point_eye_space():
-    # White E1 closes a straight three (B1 C1 D1) on the edge: C1, its middle, kills.
-    position = after_last_move(
-        """
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        O O O O O . .
-        O . . . . . .
-        """, "W", "E1")
-    assert {position.vertex(p) for p in move_counts(position, HEAVY | NAKADE, 200, seed=3)} == {"C1"}
-    assert len(heavy_choices(position)) > 1  # without the rule the policy does not know it
-
-
-def test_nakade_rule_leaves_a_space_the_other_colour_touches():
-    position = after_last_move(
-        """
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        . . . . . . .
-        O O X O O . .
-        O . . . . . .
-        """, "W", "E1")
-    assert len({position.vertex(p) for p in move_counts(position, HEAVY | NAKADE, 200, seed=3)}) > 1
-
-
-def test_vital_points_of_the_killable_eye_shapes():
-    board = Position(size=9).board
-
-    def vital(*vertices: str) -> str | None:
-        position = Position(size=9)
-        region = np.array([position.point(v) for v in vertices] + [0], np.int32)
-        p = int(vital_point(board, region, len(vertices)))
-        return None if p == rules.NO_POINT else position.vertex(p)
-
-    assert vital("D5", "E5", "F5") == "E5"  # straight three
-    assert vital("D5", "E5", "E6") == "E5"  # bent three
-    assert vital("D5", "E5", "F5", "E6") == "E5"  # pyramid four
-    assert vital("D5", "E5", "D6", "E6", "E7") == "E6"  # bulky five
-    assert vital("E4", "D5", "E5", "F5", "E6") == "E5"  # crossed five
-    assert vital("D5", "E5", "D6", "E6") is None  # square four: dead already
-    assert vital("C5", "D5", "E5", "F5") is None  # straight four lives
-    assert vital("C5", "D5", "E5", "F5", "E6") is None  # a five with two points to answer lives
-    assert vital("D5", "E5") is None
-
-
-def model_strengths(position: Position) -> dict[int, float]:
-    """The model rule's strength of each empty neighbour of the last move, from the shipped weights
-    (obook/playout/weights.py), computed here in Python."""
-    from obook.go.tactics import mover_code, pattern_code
-    from obook.playout.weights import load_weights
-
-    weights = load_weights()
-    board = position.board
-    w = int(board.scalars[rules.WIDTH])
-    last = int(board.scalars[rules.LAST_MOVE])
-    c = position.to_move
-    out = {}
-    for k, q in enumerate((last - w, last - 1, last + 1, last + w, last - w - 1, last - w + 1, last + w - 1,
-                           last + w + 1)):
-        if board.color[q] != rules.EMPTY:
-            continue
-        x, y = q % w - 1, q // w - 1
-        line = min(x, y, position.size - 1 - x, position.size - 1 - y)
-        out[q] = float(np.exp(weights.pattern[mover_code(int(pattern_code(board, q)), c)]
-                              + weights.near[0 if k < 4 else 1] + weights.line[min(line, 4)]))
-    return out
-
-
-def test_model_rule_draws_near_the_last_move_in_proportion_to_the_model():
-    from obook.playout.policies import MODEL
-    from obook.playout.weights import load_weights
-
-    position = after_last_move("\n".join([". " * 9] * 9), "B", "E5")
-    strengths = model_strengths(position)
-    assert len(strengths) == 8 and max(strengths.values()) > 1.5 * min(strengths.values())
-    empty = int(position.board.scalars[rules.N_EMPTY])
-    far = (empty - 8) * float(np.exp(load_weights().far))
-    draws = 6000
-    counts = move_counts(position, HEAVY | MODEL, draws, seed=5)
-    local = sorted(strengths)
-    observed = [counts.get(p, 0) for p in local] + [draws - sum(counts.get(p, 0) for p in local)]
-    total = sum(strengths.values()) + far
-    # The far share goes to rules 4 and 5: no capture here, so uniformly over every empty point.
-    uniform = far / total / empty
-    expected = [draws * (strengths[p] / total + uniform) for p in local] + [draws * uniform * (empty - 8)]
-    assert chisquare(observed, expected).pvalue > 0.001
-    assert 0.1 < observed[-1] / draws < 0.9
-
-
-@pytest.mark.parametrize("model", [False, True])
-def test_heavy_playouts_never_play_a_self_atari_of_a_group(model):
-    from obook.playout.policies import MODEL
-
+def test_heavy_playouts_never_play_a_self_atari_of_a_group():
     # White's last move D2; Black C2 would leave Black A2-B2-C2 one liberty (A1) and capture nothing.
     position = after_last_move(
         """
@@ -355,17 +256,5 @@ def test_heavy_playouts_never_play_a_self_atari_of_a_group(model):
         """, "W", "D2")
     self_atari = position.point("C2")
     assert rules.is_legal(position.board, self_atari, position.to_move)
-    counts = move_counts(position, HEAVY | (MODEL if model else 0), 3000, seed=9)
+    counts = move_counts(position, HEAVY, 3000, seed=9)
     assert self_atari not in counts and len(counts) > 10
-
-
-def test_shipped_playout_weights_are_the_shipped_models():
-    from obook.playout.weights import load_weights
-    from obook.search.movemodel import playout_weights, shipped_log_gamma
-
-    shipped = load_weights()
-    derived = playout_weights(shipped_log_gamma())
-    np.testing.assert_allclose(shipped.pattern, derived.pattern, atol=0.01)
-    np.testing.assert_allclose(shipped.near, derived.near, atol=1e-6)
-    np.testing.assert_allclose(shipped.line, derived.line, atol=1e-6)
-    assert abs(shipped.far - derived.far) < 1e-6

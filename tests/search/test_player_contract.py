@@ -1,13 +1,13 @@
 """What every player promises (``obook/search/player.py``): ``reseed`` replays a resumed game, a
-cancel token stops a search with its best result so far, one budget rule, and the root's
-children know positional superko."""
+cancel token stops a search with its best result so far, one budget rule, the root's children
+know positional superko, and each player says which root controls it takes."""
 
 import pytest
 
 from obook.go.board import PASS
 from obook.go.position import Position
 from obook.search.config import SearchConfig
-from obook.search.player import UNLIMITED_PLAYOUTS, Budget, CancelToken
+from obook.search.player import ROOT_MOVES, ROOT_PRIORS, UNLIMITED_PLAYOUTS, CancelToken, MoveBudget
 from obook.search.players import make_player
 from obook.search.tree import NODE_BYTES, ROOT, new_tree
 from tests.go.test_rules import TRIPLE_KO, TRIPLE_KO_CYCLE
@@ -85,15 +85,48 @@ def test_a_token_can_share_an_event():
 def test_the_budget_is_decided_in_one_place():
     playouts = SearchConfig(playouts=500)
     timed = SearchConfig(seconds=2.0)
-    assert Budget.resolve(playouts) == Budget(None, 500)
-    assert Budget.resolve(timed) == Budget(2.0, UNLIMITED_PLAYOUTS)
-    assert Budget.resolve(playouts, seconds=1.0) == Budget(1.0, UNLIMITED_PLAYOUTS)
-    assert Budget.resolve(timed, playouts=30) == Budget(None, 30)
+    assert MoveBudget.resolve(playouts) == MoveBudget(None, 500)
+    assert MoveBudget.resolve(timed) == MoveBudget(2.0, UNLIMITED_PLAYOUTS)
+    assert MoveBudget.resolve(playouts, seconds=1.0) == MoveBudget(1.0, UNLIMITED_PLAYOUTS)
+    assert MoveBudget.resolve(timed, playouts=30) == MoveBudget(None, 30)
     # Under a game clock the configured playouts still cap a playout-budget configuration.
-    assert Budget.for_clock(playouts, 3.0) == Budget(3.0, 500)
-    assert Budget.for_clock(timed, 3.0) == Budget(3.0, UNLIMITED_PLAYOUTS)
-    assert Budget.for_clock(playouts, None) == Budget(None, 500)
-    assert make_player(playouts).budget(None, None) == Budget(None, 500)
+    assert MoveBudget.for_clock(playouts, 3.0) == MoveBudget(3.0, 500)
+    assert MoveBudget.for_clock(timed, 3.0) == MoveBudget(3.0, UNLIMITED_PLAYOUTS)
+    assert MoveBudget.for_clock(playouts, None) == MoveBudget(None, 500)
+    assert make_player(playouts).budget(None, None) == MoveBudget(None, 500)
+
+
+EVERY_PLAYER = ["algorithm=uct", "algorithm=uct,processes=2", "algorithm=flat", "algorithm=flat,processes=2",
+                "algorithm=pp", "algorithm=amaf", "algorithm=depth2", "algorithm=random"]
+
+
+@pytest.mark.parametrize("spec", EVERY_PLAYER)
+def test_every_player_answers_which_root_controls_it_takes_and_honours_them(spec):
+    position = Position(size=5, komi=0.5)
+    b2, c3 = position.point("B2"), position.point("C3")
+    player = make_player(spec + ",playouts=300,policy=light,seed=1")
+    try:
+        controls = player.root_controls
+        assert isinstance(controls, frozenset) and controls <= {ROOT_MOVES, ROOT_PRIORS}
+        if ROOT_MOVES in controls:
+            result = player.genmove(position, root_moves=lambda point: point in (b2, c3))
+            assert result.move in (b2, c3) and {s.point for s in result.moves} <= {b2, c3, PASS}
+            player.new_game()
+        else:
+            with pytest.raises(TypeError):
+                player.genmove(position, root_moves=lambda point: True)
+        if ROOT_PRIORS in controls:
+            result = player.genmove(position, root_priors={b2: (1000.0, 0.99)})
+            assert next(s for s in result.moves if s.point == b2).prior >= 990.0
+        else:
+            with pytest.raises(TypeError):
+                player.genmove(position, root_priors={b2: (1000.0, 0.99)})
+    finally:
+        player.close()
+
+
+def test_the_tree_search_takes_both_root_controls():
+    assert make_player("algorithm=uct").root_controls == {ROOT_MOVES, ROOT_PRIORS}
 
 
 def triple_ko(superko):
