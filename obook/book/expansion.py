@@ -33,7 +33,7 @@ from obook.book.minimax import (CONSTANTS, MinimaxConstants, RootMove, back_up, 
 from obook.book.selfplay import move_seed, mutation_config
 from obook.go.board import PASS
 from obook.go.position import Position
-from obook.search.player import CancelToken
+from obook.search.player import ROOT_MOVES, CancelToken
 from obook.search.players import make_player
 from obook.store import jobs
 from obook.store.books import BookInfo, lock_book
@@ -90,6 +90,10 @@ class Expander:
         self.constants = constants
         self.config = mutation_config(book)
         self.player = make_player(self.config)
+        if ROOT_MOVES not in self.player.root_controls:  # a re-search excludes the book's moves at the root
+            from obook.errors import ObookError
+
+            raise ObookError(f"search {self.config.to_spec()!r} cannot exclude root moves: a minimax book needs uct")
         self.play_player = None
         if book.expansion == "reach":
             import dataclasses

@@ -84,6 +84,9 @@ class BookPlayer(Player):
         self.book_moves = 0  # book moves recorded over the player's life
         self.game = {BLACK: BookPlay(), WHITE: BookPlay()}  # the current game's record, per colour
 
+    def opening_book(self) -> "BookPlayer":
+        return self
+
     def mismatch(self, size: int, komi: float) -> str | None:
         return book_mismatch(self.book, size, komi)
 

@@ -74,7 +74,7 @@ class GTPEngine(GTPProtocol):
         self.clock = GameClock()
         self.ownership_playouts = ownership_playouts
         self.player = player if player is not None else _make_player(self.config)
-        self.book = _book_player(player)
+        self.book = player.opening_book() if player is not None else None
         self._book_notice: str | None = None
         self._status_cache: tuple[tuple, object] | None = None
         self.commands = {
@@ -538,15 +538,6 @@ class GTPEngine(GTPProtocol):
             "plist/Seki Stones/final_status_list seki",
             "string/Final Score/final_score",
         ])
-
-
-def _book_player(player):
-    """``player`` when it plays from a book (a ``BookPlayer``), else None."""
-    if player is None:
-        return None
-    from obook.book.player import BookPlayer
-
-    return player if isinstance(player, BookPlayer) else None
 
 
 def _make_player(config: SearchConfig):

@@ -105,6 +105,11 @@ class Player(ABC):
     def new_game(self) -> None:
         """Forget everything about the previous game (trees, caches)."""
 
+    def opening_book(self):
+        """The book this player plays from (``obook.book.player.BookPlayer``: its record of book
+        moves, shown by GTP), or None: a plain search plays no book."""
+        return None
+
     @abstractmethod
     def genmove(
         self,

@@ -37,6 +37,7 @@ def test_usage_rule_in_book_and_search_outside(tmp_path):
     url = f"sqlite:///{tmp_path / 'p.db'}"
     seeded_book(url)
     player = BookPlayer(make_player("playouts=64"), url, "p")
+    assert player.opening_book() is player  # what GTP asks for the record of book moves
     first = player.genmove(Position(size=9, komi=7.5))
     assert first.playouts == 0
     assert Position().vertex(first.move) == "E5"  # 3 of 4 games won by Black

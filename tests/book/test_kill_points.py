@@ -77,6 +77,43 @@ def test_kills_at_each_point_of_the_embedded_build_then_a_killed_repair(store_ur
     assert "statistics match the games" in obook("verify", "--db", url, "--book", "k").stdout
 
 
+def expansion_counts(url: str, book: str) -> dict[str, int]:
+    from tests.book.test_build_faults import expansion_counts as tally
+
+    return tally(url, book)
+
+
+def test_kills_at_each_point_of_an_expansion_build(store_url, compiled_engine):
+    """The same for a minimax book's expansions: both workers killed inside an expansion's commit
+    (written, not committed) and right after it; the next build completes exactly its target, each
+    expansion done once, and every stored bound is the back-up of the stored searches."""
+    from tests.book.test_build_faults import MINIMAX_BUILD
+
+    url = store_url
+    target, kills = 0, 0
+    build = ["build", "--db", url, "--book", "e", "--workers", "2", "--quiet", *MINIMAX_BUILD]
+    for point, n in [("before_finish_commit", 2), ("after_finish_commit", 2)]:
+        target += 6
+        killed = obook(*build, "--games", str(target), check=False,
+                       env={**os.environ, "OBOOK_TEST_KILL_AT": f"{point}:{n}", "OBOOK_LEASE_SECONDS": "10"})
+        died = len(re.findall(r"-9\b", killed.stderr.split("exit codes")[-1])) if killed.returncode else 0
+        assert killed.returncode == 0 or died, killed.stderr[-2000:]
+        kills += died
+        obook(*build, "--games", str(target))
+        assert expansion_counts(url, "e") == {"done": target}
+        verify = obook("verify", "--db", url, "--book", "e")
+        assert "every backed-up value matches the stored searches" in verify.stdout, verify.stdout
+    engine = create_engine(url)
+    try:
+        with engine.connect() as conn:
+            repeated = conn.execute(text("SELECT coalesce(sum(attempts - 1), 0) FROM expansions")).scalar_one()
+    finally:
+        engine.dispose()
+    print(f"\n{target} expansions, {kills} kills, {repeated} expansions repeated")
+    assert kills >= 2
+    assert 0 <= repeated <= kills  # a kill loses at most the expansion it was running
+
+
 SLICE = """
 import sys
 from obook.book.library import open_book_store

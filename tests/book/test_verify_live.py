@@ -72,3 +72,48 @@ def test_verify_and_repair_while_a_build_finishes_games(store_url, compiled_engi
     assert false_alarms == 0
     assert wrong == 0
     assert "statistics match the games" in obook("verify", "--db", store_url, "--book", "live").stdout
+
+
+def test_verify_and_repair_while_a_build_expands_a_minimax_book(store_url, compiled_engine):
+    """The same for expansions: a plain verify of a minimax book reads one snapshot under the
+    book's lock, so it never reports a bound an expansion's commit was changing; a repair of a
+    spoilt bound writes the back-up of the snapshot, which no commit can interleave with."""
+    from sqlalchemy import update as sql_update
+
+    from obook.book.library import verify_minimax
+    from obook.store.minimax import NODES
+    from tests.book.test_build_faults import MINIMAX_BUILD
+    from tests.book.test_kill_points import expansion_counts
+
+    target = 40
+    build = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", store_url, "--book", "mlive",
+                              "--games", str(target), "--workers", "2", "--quiet", *MINIMAX_BUILD],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    checks = false_alarms = repaired = 0
+    try:
+        deadline = time.time() + 240
+        while expansion_counts(store_url, "mlive").get("done", 0) < 3 and build.poll() is None \
+                and time.time() < deadline:
+            time.sleep(0.1)
+        forget_stores()
+        store = open_book_store(store_url)
+        with store.read() as conn:
+            book = get_book(conn, "mlive")
+        while build.poll() is None and expansion_counts(store_url, "mlive").get("done", 0) < target - 5:
+            false_alarms += not verify_minimax(store, book).clean
+            with store.write() as conn:
+                conn.execute(sql_update(NODES).where(NODES.c.book_id == book.id).values(ucb=NODES.c.ucb + 1.0))
+            result = verify_minimax(store, book, repair=True)
+            repaired += result.repaired and bool(result.differences)
+            checks += 1
+        out, err = build.communicate(timeout=300)
+    finally:
+        if build.poll() is None:
+            build.kill()
+    assert build.returncode == 0, err[-3000:]
+    print(f"\n{checks} verifies and repairs during the build, {false_alarms} false differences")
+    assert checks >= 3, "the build ended before the verifies raced it"
+    assert false_alarms == 0 and repaired >= 1  # (a commit between the spoiling and the repair may mend it first)
+    assert expansion_counts(store_url, "mlive") == {"done": target}
+    assert "every backed-up value matches the stored searches" in obook("verify", "--db", store_url, "--book",
+                                                                         "mlive").stdout

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from obook.book.library import BookSettings, ensure_book, verify
 from obook.book.selfplay import SelfPlayer, start_games
@@ -52,27 +52,52 @@ def test_wanted_in_flight_follows_the_live_workers():
     assert wanted_in_flight(40, 2) == 50
 
 
+MINIMAX_BOOK = BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=50", seconds_per_move=0,
+                            play_playouts=5)
+UNIT_BOOKS = {"game": RANDOM_BOOK, "expansion": MINIMAX_BOOK}
+
+
+def unit_lease(store, book, unit_id):
+    """(owner, until) of a unit's lease, whatever its kind."""
+    from obook.book.kinds import book_kind
+
+    table = book_kind(book).jobs.table
+    with store.read() as conn:
+        return tuple(conn.execute(select(table.c.lease_owner, table.c.lease_until).where(table.c.id == unit_id)).one())
+
+
+def first_unit(store, book):
+    """One open unit of ``book``, nobody holding it (a game; a minimax book's first expansion)."""
+    from obook.book.kinds import book_kind
+
+    [unit_id] = book_kind(book).top_up(store, book, 1, 1)
+    return unit_id
+
+
+@pytest.mark.parametrize("unit", UNIT_BOOKS)
 @pytest.mark.parametrize("offset", [-600.0, 600.0])
-def test_a_token_is_aged_by_the_drivers_clock_not_by_the_time_written_in_it(store, monkeypatch, offset):
+def test_a_token_is_aged_by_the_drivers_clock_not_by_the_time_written_in_it(store, monkeypatch, offset, unit):
     """A token made by a worker whose clock is 10 minutes behind (the token looks 10 minutes old) or
     ahead (it comes from the future), whose message the broker does not hold: the driver replaces
     it once it has seen it for ``stale_token_seconds`` itself; not at once (the worker may be
-    between its hand-on and its publish), not only when its lease expires."""
-    book = ensure_book(store, "t", RANDOM_BOOK)
-    [game_id] = start_games(store, book, target=1)
+    between its hand-on and its publish), not only when its lease expires. The same for a game and
+    an expansion."""
+    from obook.book.kinds import book_kind
+
+    book = ensure_book(store, "t", UNIT_BOOKS[unit])
+    unit_id = first_unit(store, book)
     monkeypatch.setenv("OBOOK_TEST_CLOCK_OFFSET", str(offset))
     token = new_token()
     monkeypatch.delenv("OBOOK_TEST_CLOCK_OFFSET")
-    with store.write() as conn:
-        assert claim_game(conn, book.id, token, 60, game_id) is not None
+    assert book_kind(book).token_lease(store, token, 60).claim(book.id, unit_id) is not None
     outbox = Outbox()
     driver = Driver(store, DriverPlan(book="t", target=1, stale_token_seconds=0.5), send=outbox, pending=lambda: "")
     assert driver.step().sent == []  # first seen now: its message may be on its way
     time.sleep(0.3)
     assert driver.step().sent == []
     time.sleep(0.3)
-    assert driver.step().sent == [game_id]
-    assert lease_of(store, game_id)[0] == outbox.sent[-1][1] != token
+    assert driver.step().sent == [unit_id]
+    assert unit_lease(store, book, unit_id)[0] == outbox.sent[-1][1] != token
 
 
 def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store):
@@ -92,24 +117,29 @@ def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store)
         assert game_counts(conn, book.id)[book.id] == {"in_progress": 4}
 
 
-def test_driver_resends_expired_leases_and_lost_messages(store):
-    ensure_book(store, "r", RANDOM_BOOK)
+@pytest.mark.parametrize("unit", UNIT_BOOKS)
+def test_driver_resends_expired_leases_and_lost_messages(store, unit):
+    from obook.book.kinds import book_kind
+
+    book = ensure_book(store, "r", UNIT_BOOKS[unit])
+    target = 2 if unit == "game" else 1  # an empty minimax book has one expansion to schedule: its root's
     outbox = Outbox()
-    driver = Driver(store, DriverPlan(book="r", target=2, stale_token_seconds=0.0), send=outbox,
+    driver = Driver(store, DriverPlan(book="r", target=target, stale_token_seconds=0.0), send=outbox,
                     pending=lambda: "")
     first = driver.step()
-    assert len(first.sent) == 2
+    assert len(first.sent) == target
     again = driver.step()  # the broker holds none of the messages: lost, sent again under new tokens
     assert sorted(again.sent) == sorted(first.sent)
-    tokens = {gid: tok for gid, tok in outbox.sent[-2:]}
-    assert all(lease_of(store, gid)[0] == tok for gid, tok in tokens.items())
+    tokens = {uid: tok for uid, tok in outbox.sent[-target:]}
+    assert all(unit_lease(store, book, uid)[0] == tok for uid, tok in tokens.items())
 
-    driver = Driver(store, DriverPlan(book="r", target=2), send=outbox, pending=lambda: None)
-    game_id = first.sent[0]
-    with store.write() as conn:  # a player holds it, then vanishes: its lease expires
-        conn.execute(update(GAMES).where(GAMES.c.id == game_id).values(
+    driver = Driver(store, DriverPlan(book="r", target=target), send=outbox, pending=lambda: None)
+    unit_id = first.sent[0]
+    table = book_kind(book).jobs.table
+    with store.write() as conn:  # a worker holds it, then vanishes: its lease expires
+        conn.execute(update(table).where(table.c.id == unit_id).values(
             lease_owner="h:1:celery:dead", lease_until=utcnow() - dt.timedelta(seconds=1)))
-    assert driver.step().sent == [game_id]
+    assert driver.step().sent == [unit_id]
 
 
 def test_slices_hand_a_game_on_and_duplicates_do_nothing(store):

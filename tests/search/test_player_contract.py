@@ -106,6 +106,7 @@ def test_every_player_answers_which_root_controls_it_takes_and_honours_them(spec
     b2, c3 = position.point("B2"), position.point("C3")
     player = make_player(spec + ",playouts=300,policy=light,seed=1")
     try:
+        assert player.opening_book() is None  # a search plays no book (BookPlayer answers itself)
         controls = player.root_controls
         assert isinstance(controls, frozenset) and controls <= {ROOT_MOVES, ROOT_PRIORS}
         if ROOT_MOVES in controls:

@@ -93,3 +93,36 @@ def test_the_embedded_build_survives_postgresql_restarts(restartable_postgres, c
               f"{repeated} searches repeated")
         assert 0 <= repeated <= PLAYERS * len(RESTARTS)
 
+
+
+def test_an_expansion_build_survives_postgresql_restarts(restartable_postgres, compiled_engine):
+    """The same for a minimax book's expansions: the restarts are waited out, no expansion is
+    charged with a failure, each is done once, and the stored bounds verify."""
+    from tests.book.test_kill_points import expansion_counts
+
+    target = 12
+    options = ("--algorithm", "minimax", "--size", "5", "--komi", "0.5", "--search", "playouts=3000",
+               "--play-playouts", "30", "--seconds-per-move", "0")
+    with fresh_postgres_database(restartable_postgres.url, "obook_restart_minimax") as url:
+        obook("db", "upgrade", "--db", url)
+        build = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "m",
+                                  "--games", str(target), "--workers", str(PLAYERS), "--quiet", *options],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            held = [restart_after(restartable_postgres, build,
+                                  lambda: expansion_counts(url, "m").get("done", 0), threshold, down,
+                                  lambda: sql(url, "SELECT count(*) FROM workers WHERE game_id IS NOT NULL")[0][0])
+                    for threshold, down in zip(THRESHOLDS, RESTARTS)]
+            _, stderr = build.communicate(timeout=300)
+        finally:
+            if build.poll() is None:
+                build.kill()
+        assert build.returncode == 0, stderr[-3000:]
+        assert "store error" in stderr, stderr[-3000:]
+        assert expansion_counts(url, "m") == {"done": target}
+        assert "every backed-up value matches" in obook("verify", "--db", url, "--book", "m").stdout
+        failures, repeated = sql(url, "SELECT coalesce(sum(failures), 0), coalesce(sum(attempts - 1), 0) "
+                                      "FROM expansions")[0]
+        print(f"\n{target} expansions, {len(RESTARTS)} restarts with {held} held, {repeated} repeated")
+        assert failures == 0
+        assert 0 <= repeated <= PLAYERS * len(RESTARTS)
