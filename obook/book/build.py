@@ -192,13 +192,20 @@ def reclaim_local_leases(store: Store) -> int:
 
 
 def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs. A zombie does not: a build killed hard leaves its workers
+    unreaped where the machine's init does not reap orphans (a container's), and their leases
+    must not wait to expire."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 @dataclass
