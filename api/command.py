@@ -6,6 +6,10 @@ import gc
 import logging
 import sys
 
+from obook.config import settings
+from obook.errors import ObookError
+from obook.store.db import open_store
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("serve", help="serve the book API (/v1, /docs) and the live dashboard (/dashboard)")
@@ -19,12 +23,9 @@ def register(subparsers) -> None:
 
 
 def cmd_serve(args) -> int:
-    import uvicorn
+    import uvicorn  # lazy: the service extra, loaded when `obook serve` runs
 
-    from api.app import create_app
-    from obook.config import settings
-    from obook.errors import ObookError
-    from obook.store.db import open_store
+    from api.app import create_app  # lazy: the service extra, loaded when `obook serve` runs
 
     config = settings()
     host = args.host or config.api_host

@@ -29,9 +29,11 @@ from api.freshness import BookVersions
 from api.limiters import ThreadLimits
 from api.schemas import GameList, GameOut, LookupOut, ProgressOut
 from obook.book.keys import BookGameError, record_images, replay, require_keys
-from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
 from obook.book.kinds import is_search_valued
+from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
+from obook.book.sgfio import export_book
 from obook.errors import ObookError
+from obook.go.sgf import game_to_sgf
 from obook.go.vertex import split_moves
 from obook.store import reporting as r
 from obook.store.books import BookInfo, get_book
@@ -339,8 +341,6 @@ class BookService:
 
     def game_sgf(self, game_id: int) -> tuple[str, str]:
         """The game as SGF, and its status."""
-        from obook.go.sgf import game_to_sgf
-
         game, book = self.game(game_id)
         try:
             position = replay(book.size, book.komi, book.superko, game.moves)
@@ -397,8 +397,6 @@ class BookService:
         """The book as SGF, made once per generation of the book (and parameters) whoever asks: an
         export replays up to 20,000 nodes and queries each. Concurrent askers of the same export
         wait for the one computation; exports larger than the cache's budget are made each time."""
-        from obook.book.sgfio import export_book
-
         info = self.keyed_book(book, "export it")
         key = (book, min_games, depth, max_nodes)
         with self._export_locks[hash(key) % len(self._export_locks)]:

@@ -10,9 +10,10 @@ from urllib.parse import quote
 
 import numpy as np
 
-from api.schemas import (CandidateOut, 
+from api.schemas import (
     BookOut,
     BookProgress,
+    CandidateOut,
     GameOut,
     GrowthPointOut,
     InFlightGame,
@@ -26,16 +27,17 @@ from api.schemas import (CandidateOut,
     WorkerOut,
 )
 from obook.book.keys import BookGameError, replay
-from obook.book.lookup import BookLookup, lookup_document
+from obook.book.kinds import book_kind, is_search_valued
+from obook.book.lookup import BookLookup, lookup_document, minimax_document
 from obook.book.selfplay import max_moves
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
+from obook.store import jobs as unit_jobs
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
-from obook.book.kinds import book_kind, is_search_valued
-from obook.store import jobs as unit_jobs
-from obook.store.games import RECORD_INDEX_CHARS, game_counts, GameRow
+from obook.store.games import RECORD_INDEX_CHARS, GameRow, game_counts
+from obook.store.minimax import get_expansion
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
 from obook.store.workers import live_workers
 
@@ -87,8 +89,6 @@ def move_out(found: LookupOut) -> MoveOut:
 def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
     """A minimax book's lookup in the service's form: each candidate's minimax value, bounds and
     prior (``winrate`` is the value, ``share`` the prior; no games)."""
-    from obook.book.lookup import minimax_document
-
     doc = minimax_document(found)
     usage = doc["usage_move"]
     candidates = [CandidateOut(move=c["move"], games=0, wins=0, draws=0, winrate=c["value"], share=c["prior"],
@@ -147,8 +147,6 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
         for c in page:
             book = c.book
             if is_search_valued(book):
-                from obook.store.minimax import get_expansion
-
                 units = book_kind(book).counts(conn, book)
                 kind = book_kind(book)
                 running = [expansion_in_flight(get_expansion(conn, i), book)

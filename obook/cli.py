@@ -34,7 +34,7 @@ EXTRAS = {"fastapi": "service", "starlette": "service", "uvicorn": "service", "c
 
 def command_modules() -> list[str]:
     """The engine's command modules, then those the installed front ends declare."""
-    from importlib.metadata import entry_points
+    from importlib.metadata import entry_points  # lazy: read once, when the sub-commands are registered
 
     return list(COMMAND_MODULES) + sorted(ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINT_GROUP))
 

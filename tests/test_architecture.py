@@ -195,3 +195,24 @@ def test_the_hot_modules_import_no_experiment():
                 continue
             found += [(path.name, n) for n in names if n.split(".")[0] in experiments]
     assert len(hot_module_files()) >= 5 and found == []
+
+
+def test_every_lazy_import_says_why():
+    """An import inside a function only where an optional extra or the start-up time needs it, with
+    its reason on its line (``# lazy: ...``) or, for a module that is lazy throughout (the CLI's
+    commands, the warm-up's steps), in its docstring ("Imports are lazy" / "imports its modules")."""
+    silent = []
+    for name, path in module_files().items():
+        text = path.read_text()
+        tree = ast.parse(text)
+        doc = ast.get_docstring(tree) or ""
+        if "Imports are lazy" in doc or "imports its modules when it runs" in doc:
+            continue
+        lines = text.split("\n")
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(fn):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)) and "# lazy:" not in lines[node.end_lineno - 1] \
+                            and "# lazy:" not in lines[node.lineno - 1]:
+                        silent.append(f"{name}:{node.lineno}")
+    assert silent == []

@@ -9,7 +9,7 @@ users type it, ``celery -A workers worker``.
 
 def __getattr__(name: str):
     if name in ("app", "celery"):  # Celery's -A looks for these; workers/app.py is also a module name
-        from workers.app import app
+        from workers.app import app  # lazy: `obook` registers `obook grid` without loading Celery
 
         return app
     raise AttributeError(f"module 'workers' has no attribute {name!r}")

@@ -6,11 +6,20 @@ another machine needs nothing else.
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import socket
 import sys
+import time
 
+from obook.book.library import BookSettings, ensure_book, open_book_store
 from obook.book.rules import ALGORITHMS
+from obook.config import settings
+from obook.errors import ObookError
+from obook.grid.driver import DriverPlan
+from obook.store import jobs
+from obook.store.db import StoreError
 
 
 def register(subparsers) -> None:
@@ -52,8 +61,6 @@ def register(subparsers) -> None:
 
 def _environment(args) -> None:
     """Command-line URLs override the environment, for this process and the ones it starts."""
-    from obook.config import settings
-
     if args.db:
         os.environ["OBOOK_DATABASE_URL"] = args.db
     if args.broker:
@@ -64,17 +71,12 @@ def _environment(args) -> None:
 
 
 def cmd_grid_run(args) -> int:
-    from obook.book.library import BookSettings, ensure_book, open_book_store
-    from obook.config import settings
-    from obook.errors import ObookError
-    from obook.grid.driver import DriverPlan
-
     if args.target_games < 1:
         raise ObookError("--target-games must be at least 1")
     _environment(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s driver: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
-    from workers.driver import celery_driver
+    from workers.driver import celery_driver  # lazy: Celery and Redis, loaded when `obook grid run` runs
 
     s = settings()
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
@@ -107,8 +109,6 @@ def cmd_grid_run(args) -> int:
         log.error("stopped after %.0f s before the target", args.max_seconds)
         return 1
     if final.set_aside:
-        from obook.store import jobs
-
         with store.read() as conn:
             aside = jobs.set_aside(conn, driver.kind.jobs, book.id, limit=10)
         log.error("stopped: book %r has %d %ss done and %d %s(s) set aside after repeated failures "
@@ -123,10 +123,6 @@ def _retrying_store_errors(start, log, attempts: int = 6):
     """``start()``, tried again after a store error (a connection dropped while the driver starts, a
     database restarting) with a doubling wait: 0.5 s ... 8 s, about 15 s in all; the last error is
     raised (a wrong URL still fails with its message)."""
-    import time
-
-    from obook.store.db import StoreError
-
     for attempt in range(attempts):
         try:
             return start()
@@ -139,13 +135,8 @@ def _retrying_store_errors(start, log, attempts: int = 6):
 
 def cmd_worker(args) -> int:
     """Replace this process by ``celery worker`` so that signals reach Celery directly."""
-    import importlib.util
-    import socket
-
     if importlib.util.find_spec("celery") is None:  # said here, not by the process that replaces this one
         raise ModuleNotFoundError("No module named 'celery'", name="celery")
-
-    from obook.config import settings
 
     _environment(args)
     name = args.name or f"obook-{os.getpid()}@{socket.gethostname()}"
@@ -160,8 +151,6 @@ def worker_argv(args, s, name: str) -> list[str]:
     ``--concurrency`` or ``OBOOK_WORKER_CONCURRENCY`` says otherwise (a container scaled N times
     should not start N times the host's cores)."""
     if args.concurrency is not None and args.concurrency < 1:
-        from obook.errors import ObookError
-
         raise ObookError(f"--concurrency must be at least 1, not {args.concurrency}")
     concurrency = args.concurrency or s.worker_concurrency or os.cpu_count() or 1
     return [sys.executable, "-m", "celery", "-A", "workers", "worker", "-Q", s.queue,

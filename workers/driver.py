@@ -17,7 +17,7 @@ def redis_pending(broker_url: str, queue: str):
     """A function returning the raw text of every message waiting in ``queue`` or reserved by a
     worker (kombu's ``unacked`` hash), where the task arguments appear in the ``argsrepr`` header;
     None when Redis cannot be asked."""
-    import redis
+    import redis  # lazy: the grid extra; the driver's tests run without a broker
 
     client = redis.Redis.from_url(broker_url, socket_timeout=2, socket_connect_timeout=2)
     names = [queue] + [f"{queue}{KOMBU_PRIORITY_SEPARATOR}{p}" for p in (3, 6, 9)]
@@ -39,7 +39,7 @@ def redis_pending(broker_url: str, queue: str):
 
 def celery_driver(store: Store, plan: DriverPlan) -> Driver:
     """Every unit (a game, an expansion) goes out as an ``advance_unit`` task."""
-    from workers.tasks import send_slice
+    from workers.tasks import send_slice  # lazy: the Celery tasks start an app: only when the driver sends
 
     s = settings()
     return Driver(store, plan, send=lambda unit_id, token: send_slice(plan.book, unit_id, token),

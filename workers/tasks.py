@@ -13,17 +13,17 @@ import logging
 import os
 import signal
 
-from sqlalchemy import event
-
 from celery.signals import worker_init, worker_process_init, worker_process_shutdown, worker_shutting_down
+from sqlalchemy import event
 
 from obook.book.keys import ENGINE_VERSION, EngineMismatch
 from obook.book.kinds import book_kind
 from obook.book.selfplay import warm_up
 from obook.config import settings
 from obook.grid.slices import play_slice
+from obook.store import db
 from obook.store.books import BookNotFound, get_book
-from obook.store.db import StoreError, forget_stores
+from obook.store.db import StoreError, forget_stores, open_store
 from obook.store.leases import GameLease, new_worker_id
 from obook.store.urls import normalise_url
 from workers.app import app
@@ -55,8 +55,6 @@ def _store():
     a second of transactions, whole and in order, which the grid already survives as it survives a
     preempted worker (a game goes back to its last stored move; a lost finish is replayed once),
     while a disk that syncs 250 times a second no longer caps the grid at 250 moves a second."""
-    from obook.store.db import open_store
-
     s = settings()
     fresh = normalise_url(s.database_url) not in _open_urls()
     store = open_store(s.database_url, pre_ping=False)
@@ -67,8 +65,6 @@ def _store():
 
 
 def _open_urls() -> set[str]:
-    from obook.store import db
-
     return set(db._STORES)
 
 
@@ -126,7 +122,7 @@ def _process_stopping(**_kwargs) -> None:
 def _tell_pool_to_stop(**_kwargs) -> None:
     _state["stop"] = True  # the solo pool runs tasks in this process
     try:
-        from billiard.process import active_children
+        from billiard.process import active_children  # lazy: the prefork pool's, absent from the solo pool
     except ImportError:
         return
     for child in active_children():

@@ -22,11 +22,16 @@ import time
 from dataclasses import dataclass, field
 
 from obook.book.kinds import book_kind
+from obook.book.library import open_book_store
+from obook.book.selfplay import max_moves, mutation_config, warm_up
+from obook.errors import ObookError
 from obook.store import jobs
 from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError, forget_stores
 from obook.store.faults import check_poison
+from obook.store.leases import LeaseLost, new_worker_id
 from obook.store.models import SET_ASIDE
+from obook.store.reporting import count_at_move_cap
 from obook.store.workers import live_workers, remove_worker
 
 log = logging.getLogger(__name__)
@@ -79,9 +84,6 @@ def run_worker(plan: BuildPlan, index: int) -> int:
     connection dropped, the database restarts or is locked) is waited out with ``Backoff`` and the
     unit taken up again from what is stored; any other error is the unit's (an engine bug): it is
     counted on the unit (``Lease.fail``), which is set aside after ``OBOOK_MAX_GAME_FAILURES``."""
-    from obook.book.library import open_book_store
-    from obook.store.leases import LeaseLost, new_worker_id
-
     signal.signal(signal.SIGTERM, Stopping.request)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     forget_stores()
@@ -237,13 +239,10 @@ def status(store: Store, book: BookInfo, target: int, started: float, finished_a
 def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
     """Run the build until the target is reached or the caller is interrupted (KeyboardInterrupt
     stops the workers within a move and is re-raised). ``on_status`` is called every ``poll`` s."""
-    from obook.book.library import open_book_store
-
     store = open_book_store(plan.url)
     with store.read() as conn:
         book = get_book(conn, plan.book)
     reclaim_local_leases(store)
-    from obook.book.selfplay import mutation_config, warm_up
 
     warm_up((mutation_config(book).policy,))
     context = mp.get_context("spawn")
@@ -285,8 +284,6 @@ def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
     if on_status is not None:
         on_status(final)
     if failed:
-        from obook.errors import ObookError
-
         raise ObookError(f"{len(failed)} build worker(s) failed (exit codes "
                          f"{', '.join(str(p.exitcode) for p in failed)}); see the messages above")
     return final
@@ -306,8 +303,5 @@ def _stop(processes, grace: float = 30.0) -> None:
 
 def games_at_move_cap(store: Store, book: BookInfo) -> int:
     """How many of the book's finished self-play games the move cap (``selfplay.max_moves``) ended."""
-    from obook.book.selfplay import max_moves
-    from obook.store.reporting import count_at_move_cap
-
     with store.read() as conn:
         return count_at_move_cap(conn, book.id, max_moves(book.size))

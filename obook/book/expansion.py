@@ -23,30 +23,43 @@ cancels the search and nothing is written.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import logging
 from dataclasses import dataclass
 
 from obook.book.backup import load_nodes, write_back_up
 from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_keys
-from obook.book.minimax import (CONSTANTS, MinimaxConstants, RootMove, back_up, expansion_costs, format_play_policy,
-                                format_root_moves, node_from_row, reach_candidates)
+from obook.book.minimax import (
+    CONSTANTS,
+    MinimaxConstants,
+    RootMove,
+    back_up,
+    expansion_costs,
+    format_play_policy,
+    format_root_moves,
+    node_from_row,
+    reach_candidates,
+)
 from obook.book.selfplay import move_seed, mutation_config
+from obook.config import settings
+from obook.errors import ObookError
 from obook.go.board import PASS
 from obook.go.position import Position
+from obook.playout.ownership import black_scores
+from obook.search.config import SearchConfig
 from obook.search.player import ROOT_MOVES, CancelToken
 from obook.search.players import make_player
 from obook.store import jobs
 from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store
 from obook.store.leases import ExpansionLease, LeaseLost, new_worker_id
-from obook.store.minimax import ExpansionRow, NewEdge, SearchedNode, read_node, schedule_expansion, scheduled
+from obook.store.minimax import ExpansionRow, NewEdge, NodeRow, SearchedNode, read_node, schedule_expansion, scheduled
 
 log = logging.getLogger(__name__)
 
 def play_playouts(book: BookInfo) -> int:
     """The play budget a ``reach`` book models its opponent with: the book's, else S / 100."""
-    from obook.search.config import SearchConfig
-
     return book.play_playouts or max(1, SearchConfig.from_spec(book.search or None).playouts // 100)
 
 
@@ -55,8 +68,6 @@ def expansion_seed(key: int, generation: int, move: int | None) -> int:
     of edges, the move to add), not of when or where it runs, so that two builds with the same
     settings, embedded or on the grid in any order, search every node they share alike and differ
     only in which nodes they reach (``benchmarks/minimax_grid.py`` compares them)."""
-    import hashlib
-
     digest = hashlib.blake2b(f"{key}:{generation}:{move}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> 1
 
@@ -82,8 +93,6 @@ class Expander:
 
     def __init__(self, store: Store, book: BookInfo, owner: str | None = None, lease_seconds: float | None = None,
                  kind: str = "local", constants: MinimaxConstants = CONSTANTS, heartbeat_seconds: float = 0.0):
-        from obook.config import settings
-
         require_keys(book, "expand it")
         self.store = store
         self.book = book
@@ -91,13 +100,10 @@ class Expander:
         self.config = mutation_config(book)
         self.player = make_player(self.config)
         if ROOT_MOVES not in self.player.root_controls:  # a re-search excludes the book's moves at the root
-            from obook.errors import ObookError
 
             raise ObookError(f"search {self.config.to_spec()!r} cannot exclude root moves: a minimax book needs uct")
         self.play_player = None
         if book.expansion == "reach":
-            import dataclasses
-
             self.play_player = make_player(dataclasses.replace(self.config, playouts=play_playouts(book), seconds=0.0))
         self.lease = ExpansionLease(store, owner or new_worker_id(kind), lease_seconds or settings().lease_seconds,
                                     kind=kind, engine_version=ENGINE_VERSION, heartbeat_seconds=heartbeat_seconds)
@@ -173,8 +179,6 @@ class Expander:
     def score(self, job: ExpansionRow, position: Position) -> float:
         """Black's mean area score less komi over ``score_playouts`` playouts of the book's policy
         from ``position``: the mean score a lookup shows beside the value (the search keeps none)."""
-        from obook.playout.ownership import black_scores
-
         scores = black_scores(position, self.constants.score_playouts, self.config.policy, move_seed(job.seed, 20))
         return float(scores.mean())
 
@@ -278,8 +282,6 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
 
 def _as_row(search: SearchedNode, edges: dict, stored):
     """The node as it will be stored once ``search`` is written (its prior for the new edge)."""
-    from obook.store.minimax import NodeRow
-
     return NodeRow(key=search.key, moves=" ".join(search.moves), policy=search.policy,
                    searched_edges=search.searched_edges, excluded_prior=search.excluded_prior,
                    play_policy=search.play_policy if search.play_policy is not None else

@@ -25,11 +25,14 @@ from typing import Protocol
 
 from sqlalchemy import Connection
 
+from obook.book.expansion import Expander, schedule
 from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, is_sampling
+from obook.book.selfplay import SelfPlayer, start_games
 from obook.store import jobs
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.jobs import UnitCounts
+from obook.store.leases import ExpansionLease, GameLease
 
 
 class Held(Protocol):
@@ -88,19 +91,13 @@ class SelfPlayKind(BookKind):
     jobs: jobs.JobTable = jobs.GAME_JOBS
 
     def worker(self, store, book, owner=None, kind="local", lease_seconds=None, seconds=None, heartbeat_seconds=0.0):
-        from obook.book.selfplay import SelfPlayer
-
         return SelfPlayer(store, book, owner=owner, lease_seconds=lease_seconds, seconds=seconds, kind=kind,
                           heartbeat_seconds=heartbeat_seconds)
 
     def lease_type(self):
-        from obook.store.leases import GameLease
-
         return GameLease
 
     def top_up(self, store, book, target, count=1):
-        from obook.book.selfplay import start_games
-
         return start_games(store, book, target, count)
 
     def rule(self, book):
@@ -118,19 +115,13 @@ class MinimaxKind(BookKind):
     jobs: jobs.JobTable = jobs.EXPANSION_JOBS
 
     def worker(self, store, book, owner=None, kind="local", lease_seconds=None, seconds=None, heartbeat_seconds=0.0):
-        from obook.book.expansion import Expander
-
         return Expander(store, book, owner=owner, lease_seconds=lease_seconds, kind=kind,
                         heartbeat_seconds=heartbeat_seconds)
 
     def lease_type(self):
-        from obook.store.leases import ExpansionLease
-
         return ExpansionLease
 
     def top_up(self, store, book, target, count=1):
-        from obook.book.expansion import schedule
-
         with store.write() as conn:
             return schedule(conn, book, count, target)
 

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.exc import IntegrityError
 
+from obook.book.backup import computed_figures, load_nodes, write_back_up
 from obook.book.keys import ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_keys
-from obook.book.lookup import BookLookup, book_lookup, replay_moves
 from obook.book.kinds import is_search_valued
+from obook.book.lookup import book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import ALGORITHMS, MVBM, THRESHOLDS, has_threshold
+from obook.config import settings
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.search.config import SearchConfig
@@ -18,6 +20,8 @@ from obook.store.books import BookInfo, BookNotFound, create_book, find_book, ge
 from obook.store.db import Store, StoreError, open_store
 from obook.store.faults import kill_point
 from obook.store.games import finished_games
+from obook.store.migrate import upgrade
+from obook.store.minimax import node_reader, stored_figures
 from obook.store.stats import all_scores, all_stats, replace_stats, rows_reader
 from obook.store.urls import missing_sqlite_file
 
@@ -26,8 +30,6 @@ def open_book_store(url: str | None = None, create: bool = False) -> Store:
     """The store at ``url``; a database with no tables at all gets the schema when ``create``
     (the embedded default just works), one at another schema revision is refused. Without ``create``
     a SQLite file that does not exist is an error, not a new empty file."""
-    from obook.config import settings
-
     if not create:
         missing = missing_sqlite_file(url or settings().database_url)
         if missing is not None:
@@ -36,7 +38,6 @@ def open_book_store(url: str | None = None, create: bool = False) -> Store:
     if create and store.revision() is None:
         if store.table_names() - {"alembic_version"}:
             raise StoreError(f"the database {store.name} holds tables that are not obook's: refusing to use it")
-        from obook.store.migrate import upgrade
 
         upgrade(store.url)
     store.check_schema()
@@ -142,9 +143,6 @@ def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int 
     position = replay_moves(book.size, book.superko, split_moves(moves) if isinstance(moves, str) else list(moves))
     with store.read() as conn:
         if is_search_valued(book):
-            from obook.book.lookup import minimax_lookup
-            from obook.store.minimax import node_reader
-
             return minimax_lookup(book, position, node_reader(conn, book.id))
         return book_lookup(book, position, rows_reader(conn, book.id), min_games)
 
@@ -259,10 +257,6 @@ def verify_minimax(store: Store, book: BookInfo, repair: bool = False) -> Minima
     """Recompute every node's backed-up figures from the stored searches and edges (one snapshot:
     the book's lock, so no expansion commits meanwhile) and compare with the stored ones; with
     ``repair`` write the recomputed ones in the same transaction."""
-    from obook.store.books import lock_book
-    from obook.book.backup import computed_figures, load_nodes, write_back_up
-    from obook.store.minimax import stored_figures
-
     with store.write() as conn:
         lock_book(conn, book.id)
         nodes = load_nodes(conn, book.id)

@@ -15,8 +15,17 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from obook.book.rules import (BetaSampler, is_sampling, BoardView, Candidate, beta_move, candidates_from_rows,
-                              coevolution_move, usage_move)
+from obook.book.minimax import book_move, edge_views, node_from_row, own_bounds
+from obook.book.rules import (
+    BetaSampler,
+    BoardView,
+    Candidate,
+    beta_move,
+    candidates_from_rows,
+    coevolution_move,
+    is_sampling,
+    usage_move,
+)
 from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import _REASONS, COLOR_NAMES
@@ -230,8 +239,6 @@ ReadNode = Callable[[int], "tuple[object, dict] | None"]  # key -> (NodeRow, chi
 def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNode) -> MinimaxLookup:
     """A minimax book's answer in ``position``: its book moves with their bounds, the value of
     leaving the book, and the move playing from the book takes (``minimax.book_move``)."""
-    from obook.book.minimax import book_move, edge_views, node_from_row, own_bounds
-
     found = MinimaxLookup(book, position)
     key, symmetry = position.canonical()
     read = read_node(key)

@@ -20,13 +20,16 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from obook.book.lookup import BookLookup, book_lookup
 from obook.book.kinds import is_search_valued
+from obook.book.library import open_book_store, open_keyed_book
+from obook.book.lookup import BookLookup, book_lookup, minimax_lookup
+from obook.errors import ObookError
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
-from obook.search.player import Player
+from obook.search.player import ROOT_PRIORS, Player
 from obook.search.result import MoveStats, SearchResult
 from obook.store.books import BookInfo
+from obook.store.minimax import node_reader
 from obook.store.stats import Rows, position_stats
 
 COLOR_WORDS = {BLACK: "black", WHITE: "white"}
@@ -64,8 +67,6 @@ class BookPlay:
 class BookPlayer(Player):
     def __init__(self, inner: Player, store_url: str | None, book_name: str, min_games: int = 1,
                  max_moves: int | None = None, soft_visits: float = 0.0):
-        from obook.book.library import open_book_store, open_keyed_book
-
         self.inner = inner
         self.config = inner.config
         self.store = open_book_store(store_url)
@@ -73,9 +74,6 @@ class BookPlayer(Player):
         self.min_games = max(1, min_games)
         self.soft_visits = soft_visits  # > 0: a minimax book's values are prior visits of the search, no book move
         if soft_visits > 0:
-            from obook.errors import ObookError
-            from obook.search.player import ROOT_PRIORS
-
             if not is_search_valued(self.book) or ROOT_PRIORS not in inner.root_controls:
                 raise ObookError("--book-soft needs a minimax book and the uct search in one process")
         self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
@@ -109,8 +107,6 @@ class BookPlayer(Player):
     def minimax_node(self, key: int):
         """A minimax book's node with its children's bounds (None: not in the book), read once."""
         if key not in self._nodes:
-            from obook.store.minimax import node_reader
-
             with self.store.read() as conn:
                 self._nodes[key] = node_reader(conn, self.book.id)(key)
         return self._nodes[key]
@@ -118,8 +114,6 @@ class BookPlayer(Player):
     def minimax_result(self, position: Position) -> BookResult | None:
         """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least
         the value of the best move outside the book) with its figures; None: leave the book."""
-        from obook.book.lookup import minimax_lookup
-
         started = time.perf_counter()
         found = minimax_lookup(self.book, position, self.minimax_node)
         if found.usage is None:
@@ -149,8 +143,6 @@ class BookPlayer(Player):
     def soft_priors(self, position: Position) -> dict[int, tuple[float, float]] | None:
         """A minimax book's soft mode: each book move's minimax value as ``soft_visits`` virtual
         visits of the search's root (None: not in the book)."""
-        from obook.book.lookup import minimax_lookup
-
         if not self.applies_to(position):
             return None
         found = minimax_lookup(self.book, position, self.minimax_node)

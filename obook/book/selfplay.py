@@ -17,18 +17,30 @@ from __future__ import annotations
 import logging
 import os
 import random
+import sys
 from dataclasses import dataclass
 
-from obook.book.keys import (ENGINE_VERSION, BookGameError, game_outcome, opening_record, replay, require_keys,
-                             within_depth)
+from obook.book.keys import (
+    ENGINE_VERSION,
+    BookGameError,
+    game_outcome,
+    opening_record,
+    replay,
+    require_keys,
+    within_depth,
+)
 from obook.book.lookup import book_lookup
 from obook.book.rules import Candidate
+from obook.config import settings
 from obook.go.board import BLACK
 from obook.go.position import Position
+from obook.playout.ownership import final_score, stone_status
 from obook.search.config import SearchConfig
 from obook.search.player import CancelToken, Player
 from obook.search.players import make_player
 from obook.search.result import SearchResult
+from obook.search.warmup import is_warm
+from obook.search.warmup import warm_up as compile_engine
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.games import GameRow, top_up_games
@@ -65,11 +77,6 @@ def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
     compiler while it holds a lease and several do not compile the same code at once. When it has
     to compile, it says so on stderr, step by step."""
-    import sys
-
-    from obook.search.warmup import is_warm
-    from obook.search.warmup import warm_up as compile_engine
-
     compile_engine(policies, progress=None if is_warm() else sys.stderr)
 
 
@@ -109,8 +116,6 @@ class SelfPlayer:
     def __init__(self, store: Store, book: BookInfo, owner: str | None = None, lease_seconds: float | None = None,
                  player: Player | None = None, seconds: float | None = None, kind: str = "local",
                  heartbeat_seconds: float = 0.0):
-        from obook.config import settings
-
         require_keys(book, "add games to it")
         self.book = book
         self.config = mutation_config(book, seconds)
@@ -222,8 +227,6 @@ class SelfPlayer:
 
     def outcome(self, game: GameRow, position: Position) -> Outcome:
         """Area score with komi, the stones that playouts from here find dead counted for their capturer."""
-        from obook.playout.ownership import final_score, stone_status
-
         status = stone_status(position, OWNERSHIP_PLAYOUTS, self.config.policy, seed=move_seed(game.seed, 10**6))
         score = float(final_score(position, status))
         if score == 0:

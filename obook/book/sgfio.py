@@ -8,10 +8,10 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from obook.book.kinds import is_search_valued
-from obook.book.rules import is_sampling
 from obook.book.keys import UNSCORED, game_outcome, opening_record
-from obook.book.lookup import book_lookup
+from obook.book.kinds import is_search_valued
+from obook.book.lookup import book_lookup, minimax_lookup
+from obook.book.rules import is_sampling
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
@@ -19,6 +19,7 @@ from obook.go.sgf import SgfError, SgfRecord, read_sgf_collection
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.games import insert_finished_game
+from obook.store.minimax import node_reader
 from obook.store.models import SEED
 from obook.store.stats import rows_reader
 
@@ -305,9 +306,6 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
     """A minimax book as one SGF game tree: each node a book move, best lower bound first, with its
     minimax value and bounds in a comment and SBKV (Black's win percent by the minimax value); the
     move playing from the book takes is marked. A transposition is written under every path."""
-    from obook.book.lookup import minimax_lookup
-    from obook.store.minimax import node_reader
-
     header = (f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
               f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior.")
     with store.read() as conn:

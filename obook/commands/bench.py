@@ -1,4 +1,7 @@
-"""``obook bench``: speed figures of the engine (run by hand, never in the tests)."""
+"""``obook bench``: speed figures of the engine (run by hand, never in the tests).
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """The book commands: ``obook build``, ``seed``, ``export``, ``lookup``, ``verify``, ``books`` and
-``db upgrade``. Each is a thin layer over ``obook.book``; the store is ``--db`` or OBOOK_DATABASE_URL."""
+``db upgrade``. Each is a thin layer over ``obook.book``; the store is ``--db`` or OBOOK_DATABASE_URL.
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-from obook.book.kinds import book_kind, is_search_valued
 from obook.book.rules import ALGORITHMS, is_sampling
 
 
@@ -111,6 +113,7 @@ def cmd_build(args) -> int:
     import os
 
     from obook.book.build import BuildPlan, build
+    from obook.book.kinds import book_kind, is_search_valued
     from obook.book.library import BookSettings, ensure_book
     from obook.errors import ObookError
 
@@ -205,6 +208,8 @@ def _build_with_display(plan, build, unit: str) -> object:
 
 
 def _rule(book) -> str:
+    from obook.book.kinds import book_kind
+
     return book_kind(book).rule(book)
 
 
@@ -270,6 +275,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_lookup(args) -> int:
+    from obook.book.kinds import is_search_valued
     from obook.book.library import lookup
     from obook.book.lookup import lookup_document
 
@@ -332,6 +338,7 @@ def _print_minimax_lookup(found, as_json: bool) -> int:
 
 
 def cmd_verify(args) -> int:
+    from obook.book.kinds import is_search_valued
     from obook.book.library import verify
 
     store = _store(args)
@@ -380,6 +387,7 @@ def _verify_minimax(store, book, repair: bool) -> int:
 def _print_set_aside(store, book, file=None) -> int:
     """List the book's units set aside (they failed OBOOK_MAX_GAME_FAILURES times) with the last
     reason; returns how many there are."""
+    from obook.book.kinds import book_kind
     from obook.store import jobs
 
     kind = book_kind(book)
@@ -396,6 +404,7 @@ def _print_set_aside(store, book, file=None) -> int:
 def cmd_books(args) -> int:
     from obook.book.build import games_at_move_cap
     from obook.book.keys import ENGINE_VERSION
+    from obook.book.kinds import book_kind, is_search_valued
     from obook.store.books import list_books
     from obook.store.games import game_counts
 

@@ -2,6 +2,8 @@
 
 Commands come on stdin and answers go to stdout; everything else (search summaries, warnings) goes
 to stderr, which GUIs show in their log window.
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
 """
 
 from __future__ import annotations

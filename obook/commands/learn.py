@@ -1,5 +1,8 @@
 """``obook learn shapes`` and ``obook learn move-model``: relearn the search's knowledge from a folder of SGF
-games (the 3x3 shape statistics; the move model's feature strengths)."""
+games (the 3x3 shape statistics; the move model's feature strengths).
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
+"""
 
 from __future__ import annotations
 

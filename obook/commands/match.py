@@ -5,6 +5,8 @@ or GTP command lines (``gtp:/usr/games/gnugo --mode gtp --level 10 --chinese-rul
 with a space or a slash). The progress bar goes to stderr, so ``--json`` output stays clean. An
 obook engine's book (``book=NAME``) that can never be used in the match (another size, komi or engine
 version) is refused before any game; how each engine with a book used it is in the summary's ``book``.
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """``obook mines play``, ``bench`` and ``show``: thin front ends over ``obook.mines.player``, ``frontier`` and
-``samplers``."""
+``samplers``.
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
+"""
 
 from __future__ import annotations
 

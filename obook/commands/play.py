@@ -1,4 +1,7 @@
-"""``obook playout``: play one random game with a playout policy and show it."""
+"""``obook playout``: play one random game with a playout policy and show it.
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """``obook warm-up``: compile the engine into the numba cache ahead of its first use (a Docker
-image's build step, a new machine, a fresh clone), with a progress line on stderr."""
+image's build step, a new machine, a fresh clone), with a progress line on stderr.
+
+Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
+"""
 
 from __future__ import annotations
 

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from sgfmill import sgf, sgf_grammar
 
+from obook import __version__
 from obook.errors import IllegalMoveError, ObookError
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
-from obook.go.vertex import col_row, point_of
 from obook.go.position import Position
+from obook.go.vertex import col_row, point_of
 
 MAX_SGF_SIZE = 19
 _SGF_COLORS = {"b": BLACK, "w": WHITE}
@@ -270,8 +271,6 @@ def _text(game: sgf.Sgf_game, color: str) -> str:
 
 
 def _version() -> str:
-    from obook import __version__
-
     return __version__
 
 

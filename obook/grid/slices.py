@@ -28,7 +28,7 @@ import time
 from typing import Callable
 
 from obook.store.db import StoreError
-from obook.store.faults import check_poison, kill_point
+from obook.store.faults import check_poison, clock_offset, kill_point
 from obook.store.leases import Lease, LeaseLost
 from obook.store.models import SET_ASIDE
 
@@ -43,8 +43,6 @@ def new_token() -> str:
     """A token named by the time it was made on this machine's clock (shifted by the test hook
     OBOOK_TEST_CLOCK_OFFSET) and random bits; the time is for people reading the store, the driver
     never reads it (it ages tokens by its own clock)."""
-    from obook.store.faults import clock_offset
-
     return f"{TOKEN_PREFIX}{int((time.time() + clock_offset()) * 1000)}:{os.urandom(4).hex()}"
 
 

@@ -22,10 +22,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from obook.go.board import BLACK
 from obook.go.position import parse_color
-from obook.go.vertex import format_vertex
+from obook.go.vertex import format_vertex, point_of
 from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number, vertex_argument
 from obook.gtp.protocol import GTPCommandError
+from obook.playout.ownership import black_scores
 from obook.search.result import MoveStats, SearchResult
 
 LCB_Z = 1.96
@@ -215,9 +217,6 @@ class PlayoutScorer:
         return known
 
     def _measure(self, point: int) -> tuple[float, float]:
-        from obook.go.board import BLACK
-        from obook.playout.ownership import black_scores
-
         trial = self.position.copy()
         trial.play(point, self.color)
         sign = 1.0 if self.color == BLACK else -1.0
@@ -228,9 +227,6 @@ class PlayoutScorer:
 def ownership_rows(black_ownership, size: int, color: int) -> list[float]:
     """Per-point ownership (padded-board array or dict, Black positive) as KataGo writes it: top
     row first, left to right, for ``color``."""
-    from obook.go.board import BLACK
-    from obook.go.vertex import point_of
-
     sign = 1.0 if color == BLACK else -1.0
     return [sign * float(black_ownership[point_of(col, row, size)])
             for row in range(size - 1, -1, -1) for col in range(size)]

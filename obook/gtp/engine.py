@@ -25,6 +25,7 @@ from obook.errors import ObookError
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
+from obook.go.sgf import game_to_sgf, read_sgf
 from obook.go.vertex import format_vertex, point_of
 from obook.gtp.analysis import (
     InfoPrinter,
@@ -44,8 +45,10 @@ from obook.gtp.arguments import (
 )
 from obook.gtp.clock import GameClock, TimeSettings
 from obook.gtp.protocol import GTPCommandError, GTPProtocol, Streamed, format_header
+from obook.playout.ownership import area_map, capturers_view, estimate_ownership, final_score, liberties, stone_status
 from obook.search.config import SearchConfig
 from obook.search.player import ROOT_MOVES, CancelToken
+from obook.search.players import make_player
 from obook.search.result import SearchResult
 
 PROTOCOL_VERSION = "2"
@@ -241,8 +244,6 @@ class GTPEngine(GTPProtocol):
         """For KGS's cleanup phase, where dead stones must be captured before the game is scored:
         a liberty of the opponent's dead string with fewest liberties, where ``color`` can play
         without filling its own eye or putting its own stones in atari (unless it captures)."""
-        from obook.playout.ownership import liberties
-
         status = self._stone_status()
         dead = [stones for c, stones, s in status.strings if c != color and s == "dead"]
         board = self.position.board
@@ -308,8 +309,6 @@ class GTPEngine(GTPProtocol):
         return "\n" + "\n".join(lines)
 
     def _stone_status(self):
-        from obook.playout.ownership import stone_status
-
         key = (self.position.size, tuple(self.position.moves), tuple(self.position.setup_black),
                tuple(self.position.setup_white), self.position.komi)
         if self._status_cache is None or self._status_cache[0] != key:
@@ -318,8 +317,6 @@ class GTPEngine(GTPProtocol):
         return self._status_cache[1]
 
     def cmd_final_score(self, args: list[str]) -> str:
-        from obook.playout.ownership import final_score
-
         score = final_score(self.position, self._stone_status())
         return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score < 0 else "0"
 
@@ -365,8 +362,6 @@ class GTPEngine(GTPProtocol):
     # ---- SGF ------------------------------------------------------------------------------------
 
     def cmd_loadsgf(self, args: list[str]) -> str:
-        from obook.go.sgf import read_sgf
-
         if len(args) not in (1, 2):
             raise GTPCommandError("expected: loadsgf FILENAME [MOVE_NUMBER]")
         moves = None
@@ -383,8 +378,6 @@ class GTPEngine(GTPProtocol):
         return COLOR_WORDS[self.position.to_move]
 
     def cmd_printsgf(self, args: list[str]) -> str:
-        from obook.go.sgf import game_to_sgf
-
         if len(args) > 1:
             raise GTPCommandError("expected: printsgf [FILENAME]")
         text = game_to_sgf(self.position)
@@ -492,8 +485,6 @@ class GTPEngine(GTPProtocol):
         return Streamed("\n")
 
     def _finished_line(self, position: Position, options, kata: bool) -> str:
-        from obook.playout.ownership import area_map, capturers_view
-
         score = position.score() if options.color == BLACK else -position.score()
         winrate = 1.0 if score > 0 else 0.0 if score < 0 else 0.5
         ownership = None
@@ -510,8 +501,6 @@ class GTPEngine(GTPProtocol):
         scorer = PlayoutScorer(position, options.color, policy=self.config.policy)
         ownership = None
         if options.ownership:
-            from obook.playout.ownership import estimate_ownership
-
             ownership = ownership_rows(estimate_ownership(position, self.ownership_playouts, self.config.policy),
                                        size, options.color)
         return lambda result: format_kata_line(result, size, options, scorer, ownership)
@@ -541,8 +530,6 @@ class GTPEngine(GTPProtocol):
 
 
 def _make_player(config: SearchConfig):
-    from obook.search.players import make_player
-
     try:
         return make_player(config)
     except ModuleNotFoundError as exc:

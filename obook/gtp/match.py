@@ -34,11 +34,15 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from obook.book.library import open_book_store, open_keyed_book
+from obook.book.player import book_mismatch
 from obook.errors import IllegalMoveError, ObookError
 from obook.go.board import BLACK, PASS, WHITE
+from obook.go.position import Position
+from obook.go.sgf import save_sgf
 from obook.go.vertex import format_vertex, parse_vertex
 from obook.gtp.client import GTPClient, GTPError
-from obook.go.position import Position
+from obook.playout.ownership import stone_status
 from obook.search.config import SearchConfig
 from obook.stats import wilson_interval
 
@@ -122,8 +126,6 @@ def check_books(engines: list[EngineSpec], settings: "MatchSettings") -> None:
     for role, spec in zip("AB", engines):
         if spec.book is None:
             continue
-        from obook.book.library import open_book_store, open_keyed_book
-        from obook.book.player import book_mismatch
 
         try:
             store = open_book_store(spec.book_db)
@@ -274,8 +276,6 @@ class _EnginePairs:
 
 def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRecord:
     """Play game ``index`` (A is Black when ``index`` is even) and save it as SGF."""
-    from obook.playout.ownership import stone_status
-
     a_black = index % 2 == 0
     sides = {BLACK: a if a_black else b, WHITE: b if a_black else a}
     record = GameRecord(index=index, a_color="B" if a_black else "W", winner=None, result="", reason="", moves=0)
@@ -369,8 +369,6 @@ def _score(record: GameRecord, position: Position, sides: dict, a: _Side, reason
 
 def _finish(record: GameRecord, position: Position, a: _Side, b: _Side, sides: dict, settings: MatchSettings,
             comments: dict[int, str]) -> GameRecord:
-    from obook.go.sgf import save_sgf
-
     record.moves = len(position.moves)
     if settings.sgf_dir is not None:
         path = settings.sgf_dir / f"game-{record.index + 1:04d}.sgf"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from obook.errors import ObookError
+from obook.playout.policies import POLICY_NAMES, policy_code
 
 ALGORITHMS = ("uct", "flat", "pp", "amaf", "depth2", "random")
 MC_VALUES = ("score", "win")
@@ -77,8 +78,6 @@ class SearchConfig:
     seed: int = 0  # seed of the search's random numbers (0: from the clock)
 
     def __post_init__(self) -> None:
-        from obook.playout.policies import POLICY_NAMES
-
         checks = {
             "algorithm": (self.algorithm, ALGORITHMS),
             "selection": (self.selection, SELECTIONS),
@@ -146,8 +145,6 @@ class SearchConfig:
 
     def kernel_params(self, komi: float) -> "KernelParams":
         """The options the MCTS kernel reads, typed for numba."""
-        from obook.playout.policies import policy_code
-
         return KernelParams(
             exploration=float(self.exploration), ucb1_tuned=self.selection == "ucb1-tuned",
             tuned_c1=float(self.tuned_c1), tuned_c2=float(self.tuned_c2),

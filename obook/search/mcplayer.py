@@ -19,13 +19,31 @@ import time
 import numpy as np
 
 from obook.go.board import PASS, SIZE, copy_board, new_board, play
-from obook.playout.policies import new_scratch, policy_code
 from obook.go.position import Position
+from obook.playout.policies import new_scratch, policy_code
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.flat import board_candidates, root_candidates
+from obook.search.montecarlo import (
+    ALLOCATIONS,
+    VALUES,
+    moves_buffer,
+    sample_all_moves_as_first,
+    sample_depth2,
+    sample_first_moves,
+)
 from obook.search.player import Player, cancelled, decide, resolve_seed, stream_seed
-from obook.search.pruning import CONTINUE, N, STOP_REASONS, SUM, SUM_SQ, WINS, new_stats
+from obook.search.pruning import (
+    CONTINUE,
+    STOP_REASONS,
+    SUM,
+    SUM_SQ,
+    WINS,
+    N,
+    new_stats,
+    progressive_pruning,
+    stop_reason,
+)
 from obook.search.result import MoveStats, SearchResult
 
 TIMED_STAGE_SAMPLES = 512  # samples per stream and stage when the budget is in seconds
@@ -43,8 +61,6 @@ class SampleStream:
     """One slave's sampler: its generator, board copies and temperature statistics."""
 
     def __init__(self, config: SearchConfig, seed: int):
-        from obook.search.montecarlo import ALLOCATIONS, VALUES
-
         self.config = config
         self.rng = make_rng(seed)
         self.policy = policy_code(config.policy)
@@ -57,8 +73,6 @@ class SampleStream:
 
     def reset(self, board, komi: float, n_candidates: int) -> None:
         """Prepare for a search of ``board`` (the root; copied)."""
-        from obook.search.montecarlo import moves_buffer
-
         size = int(board.scalars[SIZE])
         if size != self.size:
             self.size = size
@@ -78,8 +92,6 @@ class SampleStream:
         self.done = 0
 
     def sample_first_moves(self, candidates: np.ndarray, active: np.ndarray, count: int, budget: int) -> np.ndarray:
-        from obook.search.montecarlo import sample_first_moves
-
         partial = new_stats(len(candidates))
         c = self.config
         sample_first_moves(self.root, self.work, candidates, len(candidates), active, self.order, self.allocation,
@@ -90,8 +102,6 @@ class SampleStream:
         return partial
 
     def sample_all_moves_as_first(self, count: int, budget: int) -> None:
-        from obook.search.montecarlo import sample_all_moves_as_first
-
         c = self.config
         sample_all_moves_as_first(self.root, self.policy, self.rng, self.komi, self.scratch, self.work, count,
                                   self.value_kind, c.temperature, c.annealing, self.done, budget, self.amaf,
@@ -137,8 +147,6 @@ class MonteCarloPlayer(Player):
         return self._first_moves(position, seconds, playouts, on_progress, progress_interval, cancel)
 
     def _first_moves(self, position, seconds, playouts, on_progress, progress_interval, cancel) -> SearchResult:
-        from obook.search.pruning import progressive_pruning, stop_reason
-
         c = self.config
         candidates = np.array(root_candidates(position), np.int64)
         n = len(candidates)
@@ -228,8 +236,6 @@ class MonteCarloPlayer(Player):
         return self._result(candidates, stats, active, done, elapsed)
 
     def _depth2(self, position, seconds, playouts, on_progress, progress_interval, cancel) -> SearchResult:
-        from obook.search.montecarlo import VALUES, sample_depth2
-
         stream = self.streams[0]
         candidates = np.array(root_candidates(position), np.int64)
         leaf_first, leaf_reply, owner = [], [], []

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from obook.go.board import NO_POINT, PASS
+from obook.go.board import NO_POINT
+from obook.go.sgf import read_sgf
 from obook.search.movemodel import ABSENT, FEATURES_LEN, GROUPS, N_GROUPS, N_PATTERNS, TABLE_SIZE, candidate_features
+from obook.search.shapes import canonical_codes
 
 PRIOR_GAMES = 1.0  # virtual wins and as many virtual losses against strength 1, per feature
 
@@ -45,8 +47,6 @@ def game_positions(paths):
     """(board, colour to move, the move before the last, move played) for every move of the main
     lines of ``paths`` that the side to move played; the board is the replay's own (read it before
     the next item)."""
-    from obook.go.sgf import read_sgf
-
     for path in paths:
         game = read_sgf(path).position
         replay = game.copy()
@@ -64,8 +64,6 @@ def game_positions(paths):
 def collect(paths) -> Competitions:
     """The competitions of every move of ``paths`` whose move is a candidate (legal, not filling an
     own eye, or PASS)."""
-    from obook.search.shapes import canonical_codes
-
     canon = canonical_codes()
     chunks, move_chunks, starts, winners = [], [], [0], []
     moves = None
@@ -138,8 +136,6 @@ def _group_column(lo: int) -> int:
 
 def spread_patterns(log_gamma: np.ndarray) -> np.ndarray:
     """The table with every pattern code holding its canonical code's value (what the search reads)."""
-    from obook.search.shapes import canonical_codes
-
     out = log_gamma.copy()
     out[:N_PATTERNS] = log_gamma[canonical_codes()]
     return out

@@ -45,6 +45,7 @@ from obook.go.board import (
 )
 from obook.go.tactics import N_PATTERNS, edge_line, liberties_after, mover_code, pattern_code, string_liberties
 from obook.jit import hot
+from obook.search.shapes import canonical_codes
 
 MODEL_PATH = Path(__file__).with_name("move_model.npz")
 
@@ -205,8 +206,6 @@ def shipped_log_gamma() -> np.ndarray:
 
 
 def load_log_gamma(path: str | Path) -> np.ndarray:
-    from obook.search.shapes import canonical_codes
-
     with np.load(path) as data:
         table = np.zeros(TABLE_SIZE)
         table[N_PATTERNS:] = data["other"]
@@ -218,8 +217,6 @@ def load_log_gamma(path: str | Path) -> np.ndarray:
 
 def save_log_gamma(path: str | Path, log_gamma: np.ndarray) -> None:
     """Store the table small: the pattern strengths of canonical codes that differ from 1, the rest."""
-    from obook.search.shapes import canonical_codes
-
     canon = canonical_codes()
     codes = np.nonzero((canon == np.arange(N_PATTERNS)) & (log_gamma[:N_PATTERNS] != 0.0))[0]
     np.savez_compressed(path, codes=codes.astype(np.int32), pattern=log_gamma[codes].astype(np.float32),

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 from obook.go.position import Position
 from obook.search.config import SearchConfig
+from obook.search.mcts import MCTSPlayer
 from obook.search.player import Player, cancelled, decide, resolve_seed, stream_seed
 from obook.search.processes import SearchProcesses, position_from_state, position_state
 from obook.search.result import MoveStats, SearchResult
@@ -21,8 +22,6 @@ SLICE_SECONDS = 0.25
 
 
 def _worker(connection, config: SearchConfig) -> None:
-    from obook.search.mcts import MCTSPlayer
-
     player = MCTSPlayer(config)
     position: Position | None = None
     while True:

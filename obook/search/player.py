@@ -15,6 +15,7 @@ testing its class; a player without a tree root takes none.
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -24,6 +25,7 @@ from typing import Callable
 from obook.go.board import BLACK, PASS
 from obook.go.position import Position
 from obook.search.config import SearchConfig
+from obook.search.flat import root_candidates
 from obook.search.result import MoveStats, SearchResult
 
 Progress = Callable[[SearchResult], None]
@@ -140,19 +142,13 @@ class RandomPlayer(Player):
     zero-think mutation player that measures what the grid costs around the search."""
 
     def __init__(self, config: SearchConfig):
-        import random
-
         self.config = config
         self.rng = random.Random(resolve_seed(config.seed))
 
     def reseed(self, seed: int) -> None:
-        import random
-
         self.rng = random.Random(seed)
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
-        from obook.search.flat import root_candidates
-
         start = time.perf_counter()
         candidates = [p for p in root_candidates(position) if p != PASS]
         move = self.rng.choice(candidates) if candidates else PASS

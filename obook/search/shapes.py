@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from obook.go.board import PASS, is_eye, is_legal
+from obook.go.sgf import read_sgf
 from obook.go.tactics import N_PATTERNS, mover_code, pattern_code
 
 COUNTS_PATH = Path(__file__).with_name("shape_counts.npz")
@@ -51,8 +52,6 @@ def canonical_codes() -> np.ndarray:
 
 def learn_shape_counts(paths) -> tuple[np.ndarray, np.ndarray]:
     """(chosen, available) per canonical code, from the main lines of the SGF files ``paths``."""
-    from obook.go.sgf import read_sgf
-
     canon = canonical_codes()
     chosen = np.zeros(N_PATTERNS, np.int64)
     available = np.zeros(N_PATTERNS, np.int64)

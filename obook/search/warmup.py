@@ -7,6 +7,9 @@ once on a tiny board, so that the compiling happens here, announced, and not in 
 game, under a lease, or while a GTP GUI waits for an answer. After a complete warm-up it leaves a
 marker in the cache folder (whose name is a digest of the engine's sources), which ``is_warm``
 reads: a changed engine or another cache folder is cold again.
+
+Each step imports its modules when it runs, so that their loading and compiling is the step's and
+shows in its progress line.
 """
 
 from __future__ import annotations

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, func, inspect, literal, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, InternalError, OperationalError
 
+from obook.config import settings
 from obook.errors import ObookError
 from obook.store.faults import clock_offset
 from obook.store.migrate import head_revision
@@ -62,8 +65,6 @@ def db_time(conn: Connection, offset_seconds: float = 0.0):
     clock at the start of the statement); SQLite: the clock of the one machine the file lives on,
     formatted as SQLAlchemy stores its timestamps (microseconds), with the test clock offset of
     this process (``OBOOK_TEST_CLOCK_OFFSET``) since that clock is this process's."""
-    from sqlalchemy import func, literal
-
     if conn.dialect.name == "postgresql":
         return func.statement_timestamp() + literal(dt.timedelta(seconds=offset_seconds))
     shift = offset_seconds + clock_offset()
@@ -80,8 +81,6 @@ def synchronous_commit(conn: Connection) -> None:
 
 def dialect_insert(conn: Connection):
     """The dialect's ``INSERT`` (both have ``ON CONFLICT``, which SQLAlchemy's generic one lacks)."""
-    from sqlalchemy.dialects import postgresql, sqlite
-
     return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
 
 
@@ -147,8 +146,6 @@ class Store:
         before, asynchronous ones included (the WAL is flushed in order). SQLite (WAL mode,
         ``synchronous=NORMAL``): a full checkpoint, which syncs the WAL and copies it into the file."""
         if self.is_sqlite:
-            import sqlite3
-
             raw = self.writer.raw_connection()
             try:
                 busy, _, _ = raw.driver_connection.execute("PRAGMA wal_checkpoint(FULL)").fetchone()
@@ -230,8 +227,6 @@ def postgres_connect_args() -> dict:
     (a game, the statistics rows of a finish) stall every other player until it wakes up; with
     it the server ends that session, the locks go, the frozen player's lease expires as a dead
     one's does, and when it wakes its commit fails."""
-    from obook.config import settings
-
     s = settings()
     args: dict = {
         "connect_timeout": max(1, int(s.db_connect_timeout)),
@@ -292,8 +287,6 @@ def open_store(url: str | None = None, check: bool = True, pre_ping: bool = True
     """The store at ``url`` (default ``OBOOK_DATABASE_URL``), one engine per URL and process.
     ``pre_ping=False`` saves a round trip per transaction for a caller that handles a dropped
     connection itself (a grid worker hands its game on and retries)."""
-    from obook.config import settings
-
     url = normalise_url(url or settings().database_url)
     store = _STORES.get(url)
     if store is None:

@@ -25,6 +25,7 @@ from typing import Callable, Generic, TypeVar
 
 from sqlalchemy import Connection
 
+from obook.config import settings
 from obook.errors import ObookError
 from obook.store import jobs
 from obook.store.db import Store
@@ -115,8 +116,6 @@ class Lease(Generic[Row]):
         """Count a failed attempt at ``unit_id`` (an error that is neither a lost lease nor the
         database's) and give it back; after ``max_failures`` (``OBOOK_MAX_GAME_FAILURES``) it is
         set aside. The unit's status now, or None when it was no longer ours."""
-        from obook.config import settings
-
         limit = max_failures if max_failures is not None else settings().max_game_failures
         with self.store.write() as conn:
             status = jobs.record_failure(conn, self.jobs, unit_id, self.owner, reason, max(1, limit))

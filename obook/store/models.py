@@ -36,6 +36,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from obook.store.faults import clock_offset
+
 IN_PROGRESS = "in_progress"
 FINISHED = "finished"
 ABANDONED = "abandoned"
@@ -48,8 +50,6 @@ SEED = "seed"
 def utcnow() -> dt.datetime:
     """This process's clock (shifted by the test hook ``OBOOK_TEST_CLOCK_OFFSET``). For display and
     records only: leases and heartbeats use the database's (``obook.store.db.db_time``)."""
-    from obook.store.faults import clock_offset
-
     return dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=clock_offset())
 
 

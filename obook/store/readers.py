@@ -13,11 +13,15 @@ import asyncio
 import collections
 import weakref
 
-from obook.store.db import to_signed
+from sqlalchemy import create_engine
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
+
+from obook.store.db import StoreError, to_signed
+from obook.store.minimax import count_done, node_reader
 from obook.store.models import FINISHED
 from obook.store.reporting import count_games
 from obook.store.stats import position_stats
-
 
 # The statistics of one position (``obook.store.stats.position_stats``) in psycopg's parameter style.
 POSITION_STATS_SQL = ("SELECT move, games, wins, draws, scored, score_sum FROM book_stats "
@@ -34,8 +38,6 @@ class StatsReader:
     """
 
     def __init__(self, store, pool_size: int = 8):
-        from sqlalchemy import create_engine
-
         self.store = store
         if store.is_sqlite:
             self.engine = store.engine
@@ -54,10 +56,6 @@ class StatsReader:
         return self._read_raw(POSITION_STATS_SQL, (book_id, to_signed(key)))
 
     def _read_raw(self, sql: str, params: tuple):
-        from sqlalchemy.exc import DBAPIError
-
-        from obook.store.db import StoreError
-
         try:
             raw = self.engine.raw_connection()
         except (DBAPIError, OSError, self._operational) as exc:  # no connection could be made (the pool
@@ -78,15 +76,11 @@ class StatsReader:
 
     @property
     def _operational(self):
-        import psycopg
+        import psycopg  # lazy: the PostgreSQL driver, only for a PostgreSQL store
 
         return psycopg.OperationalError
 
     def _read(self, query, *args):
-        from sqlalchemy.exc import DBAPIError
-
-        from obook.store.db import StoreError
-
         try:
             with self.engine.connect() as conn:
                 return query(conn, *args)
@@ -100,14 +94,10 @@ class StatsReader:
 
     def work_done(self, book_id: int) -> int:
         """What changes a book's answers: its finished games, or a minimax book's expansions done."""
-        from obook.store.minimax import count_done
-
         return self._read(count_games, book_id, FINISHED) + self._read(count_done, book_id)
 
     def minimax_node(self, book_id: int, key: int):
         """A minimax book's node with its children's bounds (``obook.store.minimax.node_reader``)."""
-        from obook.store.minimax import node_reader
-
         return self._read(lambda conn: node_reader(conn, book_id)(key))
 
     def dispose(self) -> None:
@@ -126,8 +116,6 @@ class AsyncStatsReader:
     at most ``pool_size`` per loop; one that fails is closed and the request fails (503)."""
 
     def __init__(self, store, pool_size: int = 4):
-        from sqlalchemy.engine import make_url
-
         self.store = store
         self.pool_size = max(pool_size, 1)
         url = make_url(store.url)
@@ -135,9 +123,7 @@ class AsyncStatsReader:
         self._pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPool]" = weakref.WeakKeyDictionary()
 
     async def position_stats(self, book_id: int, key: int) -> list[tuple]:
-        import psycopg
-
-        from obook.store.db import StoreError
+        import psycopg  # lazy: the PostgreSQL driver, only for a PostgreSQL store
 
         loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
@@ -160,7 +146,7 @@ class AsyncStatsReader:
         return rows
 
     async def _connect(self):
-        import psycopg
+        import psycopg  # lazy: the PostgreSQL driver, only for a PostgreSQL store
 
         return await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True, connect_timeout=10)
 
