@@ -1,14 +1,18 @@
 """The minimax back-up over a stored book: what keeps every node's stored figures (value, bounds,
 own value) equal to ``obook.book.minimax.back_up`` of the stored searches and edges. An
-expansion's commit runs it in its own transaction (``obook.store.leases.ExpansionLease.commit``);
-``obook verify`` runs it from scratch and compares.
+expansion's commit runs it incrementally in its own transaction (``back_up_after``: the changed
+nodes and their ancestors, as far as a figure changes); ``obook verify`` runs it from scratch
+(``write_back_up``) and compares.
 """
 
 from __future__ import annotations
 
+import heapq
+
 from sqlalchemy import Connection
 
-from obook.book.minimax import CONSTANTS, MinimaxConstants, Node, back_up, node_from_row, own_bounds, own_error
+from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, back_up, node_from_row, own_bounds,
+                                own_error)
 from obook.store.minimax import NodeFigures, load_node_rows, stored_figures, write_figures
 
 
@@ -37,3 +41,66 @@ def write_back_up(conn: Connection, book_id: int, constants: MinimaxConstants = 
     changed = {key: f for key, f in figures.items() if stored.get(key) != f}
     write_figures(conn, book_id, changed)
     return len(changed)
+
+
+def back_up_after(conn: Connection, book_id: int, changed: list[int], constants: MinimaxConstants = CONSTANTS,
+                  limit: int = 32) -> int:
+    """Bring the stored figures up to date after the nodes ``changed`` got a new search or a new
+    edge, in time bounded by what changed, not by the book: each changed node's figures are
+    recomputed from its search and its children's stored bounds, then every parent of a node whose
+    figures changed, deepest first, until nothing changes. On the book's acyclic graph (the commit
+    keeps it so) this is ``back_up`` exactly: a node's figures are a function of its own search and
+    its children's. Returns how many nodes it wrote. A book that already holds a cycle (stored
+    before edges were kept acyclic) is recomputed whole once a node comes back ``limit`` times."""
+    from obook.store.minimax import back_up_row, parents_of, read_node
+
+    searched = {}
+    for key in changed:
+        row = read_node(conn, book_id, key)
+        if row is not None:
+            searched[key] = node_from_row(row)
+    heap = []
+    queued = set()
+    for key, node in searched.items():
+        heapq.heappush(heap, (-node.depth, key))
+        queued.add(key)
+    written = 0
+    visits: dict[int, int] = {}
+    while heap:
+        _, key = heapq.heappop(heap)
+        queued.discard(key)
+        visits[key] = visits.get(key, 0) + 1
+        if visits[key] > limit:  # around a cycle
+            return written + write_back_up(conn, book_id, constants)
+        stored = back_up_row(conn, book_id, key)
+        if stored is None:
+            continue
+        figures = _figures(searched.get(key), stored, constants)
+        if figures == stored.figures:
+            continue
+        write_figures(conn, book_id, {key: figures})
+        written += 1
+        for parent, depth in parents_of(conn, book_id, key):
+            if parent not in queued:
+                heapq.heappush(heap, (-depth, parent))
+                queued.add(parent)
+    return written
+
+
+def _figures(node: Node | None, stored, constants: MinimaxConstants) -> NodeFigures:
+    """A node's figures from its own search (``node``: searched again or given an edge) or its
+    stored own figures, and its children's stored bounds: ``back_up``'s rule for one node."""
+    if node is not None:
+        own = own_bounds(node, constants)
+        best = node.best_new()
+        own_figures = (own.value, own_error(node, constants), best.visits if best else 0, best.move if best else -2)
+    else:
+        f = stored.figures
+        own_figures = (f.own_value, f.own_error, f.own_visits, f.best_new)
+        w, error = f.own_value, f.own_error
+        own = Bounds(w, max(0.0, w - constants.z * error), min(1.0, w + constants.z * error)) \
+            if (f.best_new != -2) else Bounds(0.0, 0.0, 0.0)
+    value, lcb, ucb = own.value, own.lcb, own.ucb
+    for b in stored.children:
+        value, lcb, ucb = max(value, 1 - b.value), max(lcb, 1 - b.ucb), max(ucb, 1 - b.lcb)
+    return NodeFigures(value, lcb, ucb, *own_figures)

@@ -11,7 +11,8 @@ An expansion of node X (a leased row of ``expansions``, see ``obook.store.minima
    the book already (a transposition or a symmetric copy); in a ``reach`` book a new node is also
    searched ``play_searches`` times at the play budget, nothing excluded, whose mean visit shares
    are its play policy (the opponent's model);
-3. one transaction stores the searches and the edge and runs the back-up (``obook.book.backup``).
+3. one transaction stores the searches and the edge and runs the back-up over the nodes it changed
+   and their ancestors (``obook.book.backup.back_up_after``).
 
 An expansion is a unit of leased work like a game (``obook.store.jobs``): ``Expander`` is its
 worker (``obook.book.kinds``), run by the same worker loop, grid task and driver as self-play.
@@ -28,7 +29,7 @@ import hashlib
 import logging
 from dataclasses import dataclass
 
-from obook.book.backup import load_nodes, write_back_up
+from obook.book.backup import back_up_after, load_nodes
 from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_keys
 from obook.book.minimax import (
     CONSTANTS,
@@ -173,7 +174,9 @@ class Expander:
                                      self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
                                      ENGINE_VERSION, format_play_policy(play_policy) if play_policy is not None else None,
                                      self.score(job, after))
-        self.lease.commit(job, parent, edge, child, lambda conn, book_id: write_back_up(conn, book_id, self.constants))
+        changed = [job.key] + ([child.key] if child is not None else [])
+        self.lease.commit(job, parent, edge, child,
+                          lambda conn, book_id: back_up_after(conn, book_id, changed, self.constants))
         return True
 
     def score(self, job: ExpansionRow, position: Position) -> float:

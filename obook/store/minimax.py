@@ -147,6 +147,49 @@ def write_figures(conn: Connection, book_id: int, figures: dict[int, NodeFigures
             own_visits=f.own_visits, best_new=f.best_new))
 
 
+
+@dataclass(frozen=True)
+class BackUpRow:
+    """What the incremental back-up reads of one node: its stored figures, its depth (moves of its
+    first path) and its children's stored bounds."""
+
+    figures: NodeFigures
+    depth: int
+    children: list[ChildBounds]
+
+
+def back_up_row(conn: Connection, book_id: int, key: int) -> BackUpRow | None:
+    row = conn.execute(select(NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value, NODES.c.own_error,
+                              NODES.c.own_visits, NODES.c.best_new, NODES.c.moves).where(
+        NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key))).one_or_none()
+    if row is None:
+        return None
+    child = NODES.alias("child")
+    children = conn.execute(select(child.c.value, child.c.lcb, child.c.ucb).select_from(
+        EDGES.join(child, (child.c.book_id == EDGES.c.book_id) & (child.c.position_key == EDGES.c.child_key))).where(
+        EDGES.c.book_id == book_id, EDGES.c.parent_key == to_signed(key)))
+    return BackUpRow(NodeFigures(*row[:7]), len(row[7].split()), [ChildBounds(v, lo, hi) for v, lo, hi in children])
+
+
+def parents_of(conn: Connection, book_id: int, key: int) -> list[tuple[int, int]]:
+    """(key, depth) of every stored node with an edge to ``key`` (``ix_minimax_edges_child``)."""
+    rows = conn.execute(select(NODES.c.position_key, NODES.c.moves).select_from(
+        EDGES.join(NODES, (NODES.c.book_id == EDGES.c.book_id) & (NODES.c.position_key == EDGES.c.parent_key))).where(
+        EDGES.c.book_id == book_id, EDGES.c.child_key == to_signed(key)))
+    return [(to_unsigned(k), len(moves.split())) for k, moves in rows]
+
+
+def reaches(conn: Connection, book_id: int, start: int, target: int) -> bool:
+    """Whether ``target`` can be reached from ``start`` along the book's edges (a recursive query:
+    the nodes below ``start``, each once)."""
+    if start == target:
+        return True
+    below = select(EDGES.c.child_key.label("key")).where(EDGES.c.book_id == book_id,
+                                                         EDGES.c.parent_key == to_signed(start)).cte(recursive=True)
+    below = below.union(select(EDGES.c.child_key).where(EDGES.c.book_id == book_id,
+                                                        EDGES.c.parent_key == below.c.key))
+    return conn.execute(select(below.c.key).where(below.c.key == to_signed(target)).limit(1)).first() is not None
+
 # ---- expansions ------------------------------------------------------------------------------------
 
 
@@ -260,7 +303,10 @@ def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: Se
                      edge: NewEdge | None, child: SearchedNode | None) -> bool:
     """Store one expansion once, under the book's lock: the parent's new search (None: it was
     reused), the ``edge`` (None: the search found no move to add), the child's search (None: the
-    child was already in the book, a transposition), and mark it done. False, and nothing written,
+    child was already in the book, a transposition), and mark it done. The book's graph stays
+    acyclic: an edge to a stored node from which the parent can be reached (a move that repeats a
+    position of the book, possible on another path through a ko) is not added, so that every node's
+    value is a function of its descendants' and the back-up can be incremental. False, and nothing written,
     when the job is not ours or already done; done with nothing added when the node changed
     meanwhile. The caller runs the book's back-up in the same transaction. Committed synchronously
     (a grid worker's session commits asynchronously): once the driver counts an expansion done, it
@@ -277,9 +323,10 @@ def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: Se
     if edges == job.generation and (parent is not None or exists):
         if parent is not None:
             _write_search(conn, job.book_id, parent, exists)
-        if child is not None and not _exists(conn, job.book_id, child.key):
+        child_stored = edge is not None and _exists(conn, job.book_id, edge.child_key)
+        if child is not None and not child_stored:
             _write_search(conn, job.book_id, child, False)
-        if edge is not None:
+        if edge is not None and not (child_stored and reaches(conn, job.book_id, edge.child_key, job.key)):
             conn.execute(EDGES.insert().values(book_id=job.book_id, parent_key=to_signed(job.key), move=edge.move,
                                                child_key=to_signed(edge.child_key), prior=edge.prior))
     # else stale (cannot happen while jobs are unique per generation): done, nothing added

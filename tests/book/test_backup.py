@@ -1,0 +1,131 @@
+"""The incremental back-up (issue 31, item 1): after any sequence of expansions, in any order, with
+searches renewed, transpositions and moves that would close a cycle, the figures each commit wrote
+for the changed nodes and their ancestors are exactly those a back-up from scratch computes
+(``obook verify``). Real commits (``commit_expansion`` under a lease) on SQLite and PostgreSQL, with
+random searches in place of the engine's."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from obook.book.backup import back_up_after, computed_figures, load_nodes
+from obook.book.library import BookSettings, ensure_book
+from obook.book.minimax import CONSTANTS, MinimaxConstants
+from obook.store import jobs
+from obook.store.minimax import NewEdge, SearchedNode, commit_expansion, get_expansion, schedule_expansion
+from obook.store.minimax import scheduled, stored_figures
+
+OWNER = "h:1:test:backup"
+
+
+def random_search(rng: random.Random, key: int, moves: list[str], excluded: set[int]) -> SearchedNode:
+    points = rng.sample([p for p in range(25) if p not in excluded], rng.randint(0, 6))
+    policy = " ".join(f"{p}:{rng.randint(1, 3000)}:{rng.random():.6f}" for p in points)
+    return SearchedNode(key, moves, policy, len(excluded), min(0.1 * len(excluded), 1.0), 100, "playouts=100",
+                        key, "test", None, None)
+
+
+def expand(store, book, rng: random.Random, keys: list[int], depth: dict[int, int], constants) -> str:
+    """One random expansion of a stored node: maybe searched again, one new edge to a new node or
+    to a stored one; committed with the incremental back-up. Returns what happened."""
+    with store.write() as conn:
+        stored = load_nodes(conn, book.id)
+    with store.read() as conn:
+        taken = scheduled(conn, book.id)
+    open_keys = [k for k in keys if (k, len(stored[k].edges)) not in taken]  # a refused edge keeps its generation
+    if not open_keys:
+        return "nothing to expand"
+    parent_key = rng.choice(open_keys)
+    node = stored[parent_key]
+    edges = set(node.edges)
+    job_id = None
+    with store.write() as conn:
+        job_id = schedule_expansion(conn, book.id, parent_key, len(edges), ["x"] * depth[parent_key], 0.0, 1)
+        if job_id is None:
+            return "already scheduled"
+        assert jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id) == job_id
+        job = get_expansion(conn, job_id)
+    parent = random_search(rng, parent_key, ["x"] * depth[parent_key], edges) if rng.random() < 0.5 else None
+    move = rng.choice([p for p in range(25) if p not in edges])
+    child = None
+    if rng.random() < 0.3 and len(keys) > 1:
+        child_key = rng.choice(keys)  # a transposition, or a move back up the graph (refused)
+    else:
+        child_key = max(keys) + 1
+        depth[child_key] = depth[parent_key] + 1
+        child = random_search(rng, child_key, ["x"] * depth[child_key], set())
+    with store.write() as conn:
+        assert commit_expansion(conn, job, OWNER, parent, NewEdge(move, child_key, rng.random()), child)
+        back_up_after(conn, book.id, [parent_key] + ([child_key] if child else []), constants)
+    if child is not None:
+        keys.append(child_key)
+    return "expanded"
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_incremental_back_up_is_the_back_up_from_scratch(store, seed):
+    rng = random.Random(seed)
+    constants = CONSTANTS if seed != 3 else MinimaxConstants(error_floor=0.0, z=1.0)
+    book = ensure_book(store, f"inc{seed}", BookSettings(size=5, komi=0.5, algorithm="minimax",
+                                                         search="playouts=100", seconds_per_move=0))
+    root = 1
+    with store.write() as conn:
+        job_id = schedule_expansion(conn, book.id, root, 0, [], 0.0, 1)
+        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
+        assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, random_search(rng, root, [], set()),
+                                NewEdge(0, 2, 0.5), random_search(rng, 2, ["x"], set()))
+        back_up_after(conn, book.id, [root, 2], constants)
+    keys, depth = [root, 2], {root: 0, 2: 1}
+    for step in range(60):
+        expand(store, book, rng, keys, depth, constants)
+        if step % 10 == 9:
+            with store.read() as conn:
+                nodes = load_nodes(conn, book.id)
+                assert stored_figures(conn, book.id) == computed_figures(nodes, constants), f"after step {step}"
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+        assert stored_figures(conn, book.id) == computed_figures(nodes, constants)
+    edges = sum(len(n.edges) for n in nodes.values())
+    transpositions = edges - (len(nodes) - 1)
+    assert len(nodes) > 20 and transpositions > 0, "the random book has shared children"
+    assert_acyclic(nodes)
+
+
+def assert_acyclic(nodes) -> None:
+    state: dict[int, int] = {}
+
+    def visit(key: int) -> None:
+        state[key] = 1
+        for child, _ in nodes[key].edges.values():
+            assert state.get(child) != 1, f"a cycle through {child}"
+            if child in nodes and child not in state:
+                visit(child)
+        state[key] = 2
+
+    for key in nodes:
+        if key not in state:
+            visit(key)
+
+
+def test_a_move_back_up_the_graph_is_not_added(store):
+    """A stored node from which the parent is reached: the edge would close a cycle (a position of
+    the book repeated through a ko on another path); the expansion is done without it."""
+    rng = random.Random(5)
+    book = ensure_book(store, "cyc", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
+                                                  seconds_per_move=0))
+
+    def commit(parent_key, generation, parent, edge, child):
+        with store.write() as conn:
+            job_id = schedule_expansion(conn, book.id, parent_key, generation, [], 0.0, 1)
+            jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
+            assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, parent, edge, child)
+            back_up_after(conn, book.id, [parent_key] + ([child.key] if child else []))
+
+    commit(1, 0, random_search(rng, 1, [], set()), NewEdge(3, 2, 0.5), random_search(rng, 2, ["x"], set()))
+    commit(2, 0, None, NewEdge(4, 1, 0.5), None)  # 2 -> 1 would close 1 -> 2 -> 1
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+        assert set(nodes[1].edges) == {3} and nodes[2].edges == {}
+        assert stored_figures(conn, book.id) == computed_figures(nodes)
