@@ -13,7 +13,8 @@ from sqlalchemy import Connection
 
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, back_up, node_from_row, own_bounds,
                                 own_error)
-from obook.store.minimax import NodeFigures, load_node_rows, stored_figures, write_figures
+from obook.store.minimax import (NodeFigures, back_up_row, load_node_rows, parents_of, read_node, stored_figures,
+                                 write_figures)
 
 
 def load_nodes(conn: Connection, book_id: int) -> dict[int, Node]:
@@ -52,8 +53,6 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
     keeps it so) this is ``back_up`` exactly: a node's figures are a function of its own search and
     its children's. Returns how many nodes it wrote. A book that already holds a cycle (stored
     before edges were kept acyclic) is recomputed whole once a node comes back ``limit`` times."""
-    from obook.store.minimax import back_up_row, parents_of, read_node
-
     searched = {}
     for key in changed:
         row = read_node(conn, book_id, key)

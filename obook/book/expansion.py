@@ -40,8 +40,8 @@ from obook.book.minimax import (
     format_play_policy,
     format_root_moves,
     node_from_row,
-    reach_candidates,
 )
+from obook.book.schedule import ReachIndex
 from obook.book.selfplay import move_seed, mutation_config
 from obook.config import settings
 from obook.errors import ObookError
@@ -252,24 +252,33 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     number of edges (the root first, when the book is empty), never more than ``target`` done,
     pending and set aside in all (an expansion set aside is not replaced, as a game is not).
     Under the book's lock: two schedulers never pick the same node (and the table's unique key
-    would refuse it). Returns the new ids."""
+    would refuse it). A ``reach`` book's candidates come from this process's ``ReachIndex``, which
+    reads only what changed since it last looked; a ``cost`` book (KataGo's order, kept as the
+    baseline it was measured against) is reloaded whole. Returns the new ids."""
     lock_book(conn, book.id)
     if target is not None:
         counts = jobs.counts(conn, jobs.EXPANSION_JOBS, book.id)
         count = min(count, target - counts.done - counts.open - counts.set_aside)
     if count <= 0:
         return []
-    nodes = load_nodes(conn, book.id)
     root = root_key(book)
-    taken = scheduled(conn, book.id)
-    if root not in nodes:
-        choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
-    elif book.expansion == "reach":
-        choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split(), move)
-                   for cost, key, move in reach_candidates(nodes, root, back_up(nodes, constants), constants))
+    if book.expansion == "reach":
+        index = reach_index(conn, book, constants)
+        index.refresh(conn)
+        taken = index.taken
+        if root not in index.nodes:
+            choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
+        else:
+            choices = [(cost, key, len(index.nodes[key].edges), index.nodes[key].moves.split(), move)
+                       for cost, key, move in index.next(count)]
     else:
-        choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split(), None)
-                   for cost, key in expansion_costs(nodes, root, back_up(nodes, constants), constants))
+        nodes = load_nodes(conn, book.id)
+        taken = scheduled(conn, book.id)
+        if root not in nodes:
+            choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
+        else:
+            choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split(), None)
+                       for cost, key in expansion_costs(nodes, root, back_up(nodes, constants), constants))
     created = []
     for cost, key, generation, moves, move in choices:
         if len(created) >= count:
@@ -278,9 +287,23 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
                                     expansion_seed(key, generation, move), move)
+        taken.add((key, generation))
         if new_id is not None:
             created.append(new_id)
     return created
+
+
+_INDEXES: dict[tuple[str, int, object], ReachIndex] = {}
+
+
+def reach_index(conn, book: BookInfo, constants: MinimaxConstants = CONSTANTS) -> ReachIndex:
+    """This process's ``ReachIndex`` of ``book`` (one per database, book and creation time: a book
+    made again under the same id is another book)."""
+    key = (str(conn.engine.url), book.id, book.created_at)
+    index = _INDEXES.get(key)
+    if index is None or index.constants != constants:
+        index = _INDEXES[key] = ReachIndex(book.id, root_key(book), constants)
+    return index
 
 
 def _as_row(search: SearchedNode, edges: dict, stored):

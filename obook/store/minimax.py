@@ -141,10 +141,44 @@ def stored_figures(conn: Connection, book_id: int) -> dict[int, NodeFigures]:
 
 
 def write_figures(conn: Connection, book_id: int, figures: dict[int, NodeFigures]) -> None:
+    if not figures:
+        return
+    seq = next_seq(conn, book_id)
     for key, f in figures.items():
         conn.execute(update(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key)).values(
             value=f.value, lcb=f.lcb, ucb=f.ucb, own_value=f.own_value, own_error=f.own_error,
-            own_visits=f.own_visits, best_new=f.best_new))
+            own_visits=f.own_visits, best_new=f.best_new, seq=seq))
+
+
+def next_seq(conn: Connection, book_id: int) -> int:
+    """The change sequence number of a write now (under the book's lock: writers take turns)."""
+    last = conn.execute(select(func.max(NODES.c.seq)).where(NODES.c.book_id == book_id)).scalar_one()
+    return (last or 0) + 1
+
+
+def changed_nodes(conn: Connection, book_id: int, since: int) -> tuple[list[NodeRow], int]:
+    """The nodes written after change ``since`` (their searches, edges and figures), and the last
+    change seen: what a scheduler that saw the book at ``since`` must read (``ix_minimax_nodes_book_seq``)."""
+    rows = conn.execute(select(NODES).where(NODES.c.book_id == book_id, NODES.c.seq > since))
+    nodes, last = {}, since
+    for row in rows:
+        node = _node_row(row)
+        nodes[node.key] = node
+        last = max(last, row.seq)
+    keys = [to_signed(k) for k in nodes]
+    for start in range(0, len(keys), 500):
+        for parent, move, child, prior in conn.execute(select(EDGES.c.parent_key, EDGES.c.move, EDGES.c.child_key,
+                                                              EDGES.c.prior).where(
+                EDGES.c.book_id == book_id, EDGES.c.parent_key.in_(keys[start:start + 500]))):
+            nodes[to_unsigned(parent)].edges[move] = (to_unsigned(child), prior)
+    return list(nodes.values()), last
+
+
+def scheduled_since(conn: Connection, book_id: int, after: int) -> list[tuple[int, int, int]]:
+    """(id, position key, generation) of the book's expansions scheduled after expansion ``after``."""
+    return [(i, to_unsigned(k), g) for i, k, g in conn.execute(
+        select(JOBS.c.id, JOBS.c.position_key, JOBS.c.generation).where(JOBS.c.book_id == book_id, JOBS.c.id > after)
+        .order_by(JOBS.c.id))]
 
 
 
@@ -276,11 +310,11 @@ class NewEdge:
     prior: float  # the move's share of the parent's search visits
 
 
-def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool) -> None:
+def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool, seq: int) -> None:
     """The search's rows; its figures (value, bounds, own value) are the back-up's to write."""
     values = dict(policy=s.policy, searched_edges=s.searched_edges, excluded_prior=s.excluded_prior,
                   playouts=s.playouts, spec=s.spec, seed=to_signed(s.seed), engine_version=s.engine_version,
-                  searched_at=utcnow())
+                  searched_at=utcnow(), seq=seq)
     if s.play_policy is not None:
         values["play_policy"] = s.play_policy
     if s.score_mean is not None:
@@ -321,14 +355,17 @@ def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: Se
         EDGES.c.book_id == job.book_id, EDGES.c.parent_key == to_signed(job.key))).scalar_one()
     exists = _exists(conn, job.book_id, job.key)
     if edges == job.generation and (parent is not None or exists):
+        seq = next_seq(conn, job.book_id)
         if parent is not None:
-            _write_search(conn, job.book_id, parent, exists)
+            _write_search(conn, job.book_id, parent, exists, seq)
         child_stored = edge is not None and _exists(conn, job.book_id, edge.child_key)
         if child is not None and not child_stored:
-            _write_search(conn, job.book_id, child, False)
+            _write_search(conn, job.book_id, child, False, seq)
         if edge is not None and not (child_stored and reaches(conn, job.book_id, edge.child_key, job.key)):
             conn.execute(EDGES.insert().values(book_id=job.book_id, parent_key=to_signed(job.key), move=edge.move,
                                                child_key=to_signed(edge.child_key), prior=edge.prior))
+            conn.execute(update(NODES).where(NODES.c.book_id == job.book_id,
+                                             NODES.c.position_key == to_signed(job.key)).values(seq=seq))
     # else stale (cannot happen while jobs are unique per generation): done, nothing added
     conn.execute(update(JOBS).where(JOBS.c.id == job.id).values(status=DONE, done_at=utcnow(),
                                                                 lease_owner=None, lease_until=None))

@@ -152,6 +152,7 @@ class MinimaxNode(Base):
     Every value is the win rate of the player to move in this position."""
 
     __tablename__ = "minimax_nodes"
+    __table_args__ = (Index("ix_minimax_nodes_book_seq", "book_id", "seq"),)
 
     book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"), primary_key=True)
     position_key: Mapped[int] = mapped_column(BigInteger, primary_key=True)  # canonical Zobrist key, signed
@@ -175,6 +176,9 @@ class MinimaxNode(Base):
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
     engine_version: Mapped[str] = mapped_column(String(100), default="")
     searched_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # the book's commit that last wrote this row (its search, edges or figures): a scheduler reads
+    # what changed since the commit it saw last (obook.book.schedule), not the whole book
+    seq: Mapped[int] = mapped_column(BigInteger, default=0)
     # backed up by minimax over the DAG (obook.book.minimax.back_up), recomputed by obook verify
     value: Mapped[float] = mapped_column(Float)
     lcb: Mapped[float] = mapped_column(Float)

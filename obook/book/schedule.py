@@ -1,0 +1,224 @@
+"""Which expansions come next in a ``reach`` book, kept up to date as expansions land instead of
+recomputed over the whole book at every choice (issue 31, item 2).
+
+``obook.book.minimax.reach_candidates`` defines the order: for each colour of the book player, a
+node's reach cost is its cheapest path from the root on which the book player follows the book's
+move (cost 0) and the opponent plays a likely reply (cost ``-log`` of its play prior); a candidate
+is a move worth adding, at its node's cost plus its own, the lower of the two colours'.
+
+``ReachIndex`` holds that shortest-path problem in memory for one book and one process (a build's
+worker, the grid's driver): the nodes, their stored figures, for each colour the followed edges
+and the shortest-path tree, and every candidate in a sorted list. ``refresh`` reads only the nodes
+written since the change it saw last (``minimax_nodes.seq``) and repairs the distances where they
+changed: a node whose followed edges changed (a new edge, a new search, a child's value that
+changes the book's move) is re-evaluated; a distance can fall along new or cheaper edges
+(relaxed, as Dijkstra does), or rise when an edge it came by is no longer followed (its subtree of
+the shortest-path tree is reset and recomputed from the edges into it). The next candidates are
+then the first of the sorted list, O(log N) each, and the same, cost for cost, as a
+``reach_candidates`` over the whole book (``tests/book/test_schedule.py``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+from sortedcontainers import SortedList
+from sqlalchemy import Connection
+
+from obook.book.minimax import CONSTANTS, Bounds, MinimaxConstants, Node, book_move, node_from_row
+from obook.go.board import PASS
+from obook.store.minimax import changed_nodes, scheduled_since
+
+COLOURS = (0, 1)
+
+
+class ReachIndex:
+    """The reach candidates of one book, maintained from the store's changes (module docstring)."""
+
+    def __init__(self, book_id: int, root: int, constants: MinimaxConstants = CONSTANTS):
+        self.book_id = book_id
+        self.root = root
+        self.constants = constants
+        self.nodes: dict[int, Node] = {}
+        self.values: dict[int, Bounds] = {}
+        self.parents: dict[int, set[int]] = {}  # every stored edge, reversed
+        self.seq = 0  # the last change of the store read
+        self.last_job = 0  # the last expansion id read
+        self.taken: set[tuple[int, int]] = set()  # (key, generation) of every expansion scheduled
+        self.dist: list[dict[int, float]] = [{}, {}]
+        self.via: list[dict[int, int | None]] = [{}, {}]  # shortest-path tree: a node's predecessor
+        self.tree: list[dict[int, set[int]]] = [{}, {}]  # the tree's children
+        self.out: list[dict[int, dict[int, float]]] = [{}, {}]  # followed edges: node -> child -> cost
+        self.into: list[dict[int, dict[int, float]]] = [{}, {}]
+        self.extra: list[dict[int, dict[int, float]]] = [{}, {}]  # candidates: node -> move -> cost beyond it
+        self.best: dict[tuple[int, int], float] = {}  # (node, move) -> candidate cost (lower colour)
+        self.ranked = SortedList()  # (cost, node, move)
+        self.by_node: dict[int, set[int]] = {}  # node -> its moves in ``ranked``
+
+    # ---- reading the store ---------------------------------------------------------------------
+
+    def refresh(self, conn: Connection) -> int:
+        """Read what changed since the last refresh and repair the candidates; returns how many nodes
+        were read."""
+        rows, self.seq = changed_nodes(conn, self.book_id, self.seq)
+        for key, move_count in ((k, g) for _, k, g in self._new_jobs(conn)):
+            self.taken.add((key, move_count))
+        if not rows:
+            return 0
+        touched = set()
+        for row in rows:
+            node = node_from_row(row)
+            for child, _prior in node.edges.values():
+                self.parents.setdefault(child, set()).add(node.key)
+            self.nodes[node.key] = node
+            self.values[node.key] = Bounds(row.value, row.lcb, row.ucb)
+            touched.add(node.key)
+        review = set(touched)
+        for key in touched:
+            review.update(self.parents.get(key, ()))
+        for colour in COLOURS:
+            self._repair(colour, review)
+        return len(rows)
+
+    def _new_jobs(self, conn: Connection) -> list[tuple[int, int, int]]:
+        jobs = scheduled_since(conn, self.book_id, self.last_job)
+        if jobs:
+            self.last_job = jobs[-1][0]
+        return jobs
+
+    # ---- the next expansions -------------------------------------------------------------------
+
+    def next(self, count: int):
+        """(cost, key, move) of the ``count`` cheapest candidates whose node is not scheduled at its
+        number of edges now, cheapest first (as ``expansion.schedule`` takes them)."""
+        out, chosen = [], set()
+        for cost, key, move in self.ranked:
+            if len(out) >= count:
+                break
+            generation = len(self.nodes[key].edges)
+            if (key, generation) in self.taken or (key, generation) in chosen:
+                continue
+            chosen.add((key, generation))
+            out.append((cost, key, move))
+        return out
+
+    def scheduled(self, key: int, generation: int) -> None:
+        self.taken.add((key, generation))
+
+    # ---- the shortest paths --------------------------------------------------------------------
+
+    def _rule(self, key: int, colour: int) -> tuple[dict[int, float], dict[int, float]]:
+        """The node's followed edges and its candidates for the book player of ``colour``
+        (``reach_candidates``'s step)."""
+        node, c = self.nodes[key], self.constants
+        out: dict[int, float] = {}
+        extra: dict[int, float] = {}
+        if node.depth >= c.max_depth:
+            return out, extra
+        if node.depth % 2 == colour:
+            chosen = book_move(node, self.values, c)
+            if chosen is not None:
+                if chosen.child in self.nodes:
+                    out[chosen.child] = 0.0
+                return out, extra
+            new = node.best_new()
+            if new is not None and new.move != PASS:
+                extra[new.move] = 0.0
+            return out, extra
+        for move, share in node.likely_moves():
+            cost = -math.log(max(share, c.min_prior))
+            if move in node.edges:
+                child = node.edges[move][0]
+                if child in self.nodes and cost < out.get(child, math.inf):
+                    out[child] = cost
+            elif move != PASS and cost < extra.get(move, math.inf):
+                extra[move] = cost
+        return out, extra
+
+    def _repair(self, colour: int, review: set[int]) -> None:
+        dist, via, tree = self.dist[colour], self.via[colour], self.tree[colour]
+        out, into, extra = self.out[colour], self.into[colour], self.extra[colour]
+        raised: list[int] = []
+        heap: list[tuple[float, int, int | None]] = []
+        dirty: set[int] = set()
+        cheaper: set[int] = set()  # nodes with an edge new or cheaper: relaxed once the resets are done
+        for key in review:
+            if key not in self.nodes:
+                continue
+            new_out, new_extra = self._rule(key, colour)
+            old_out = out.get(key, {})
+            for child, w in old_out.items():
+                if new_out.get(child, math.inf) > w:
+                    into.get(child, {}).pop(key, None)
+                    if via.get(child) == key:
+                        raised.append(child)
+            for child, w in new_out.items():
+                into.setdefault(child, {})[key] = w
+                if w < old_out.get(child, math.inf):
+                    cheaper.add(key)
+            out[key] = new_out
+            if extra.get(key) != new_extra:
+                extra[key] = new_extra
+                dirty.add(key)
+        if self.root in self.nodes and self.root not in dist:
+            heapq.heappush(heap, (0.0, self.root, None))
+        # a distance that rises: reset the subtree of the shortest-path tree below the edges no longer
+        # followed (or dearer), then reach it again from the edges into it
+        reset: set[int] = set()
+        stack = [k for k in raised if k != self.root]
+        while stack:
+            key = stack.pop()
+            if key in reset:
+                continue
+            reset.add(key)
+            stack.extend(tree.get(key, ()))
+        for key in reset:
+            self._unlink(colour, key)
+            del dist[key]
+            dirty.add(key)
+        for key in reset:
+            for parent, w in into.get(key, {}).items():
+                if parent in dist:
+                    heapq.heappush(heap, (dist[parent] + w, key, parent))
+        for key in cheaper:
+            if key in dist:
+                for child, w in out[key].items():
+                    heapq.heappush(heap, (dist[key] + w, child, key))
+        while heap:
+            d, key, parent = heapq.heappop(heap)
+            if d >= dist.get(key, math.inf):
+                continue
+            self._unlink(colour, key)
+            dist[key], via[key] = d, parent
+            if parent is not None:
+                tree.setdefault(parent, set()).add(key)
+            dirty.add(key)
+            for child, w in out.get(key, {}).items():
+                if d + w < dist.get(child, math.inf):
+                    heapq.heappush(heap, (d + w, child, key))
+        for key in dirty:
+            self._rank(key)
+
+    def _unlink(self, colour: int, key: int) -> None:
+        parent = self.via[colour].pop(key, None)
+        if parent is not None:
+            self.tree[colour].get(parent, set()).discard(key)
+
+    def _rank(self, key: int) -> None:
+        """Bring ``key``'s candidates' costs in the sorted list up to date (the lower colour's)."""
+        ranked = self.by_node.setdefault(key, set())
+        for move in set(self.extra[0].get(key, {})) | set(self.extra[1].get(key, {})) | ranked:
+            cost = min((self.dist[c][key] + self.extra[c][key][move] for c in COLOURS
+                        if key in self.dist[c] and move in self.extra[c].get(key, {})), default=None)
+            old = self.best.get((key, move))
+            if old == cost:
+                continue
+            if old is not None:
+                self.ranked.remove((old, key, move))
+                ranked.discard(move)
+                del self.best[(key, move)]
+            if cost is not None:
+                self.best[(key, move)] = cost
+                self.ranked.add((cost, key, move))
+                ranked.add(move)

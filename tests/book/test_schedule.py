@@ -1,0 +1,88 @@
+"""The reach index (issue 31, item 2): as expansions land in any order (new searches, transpositions,
+book moves that change with the values, moves refused because they would close a cycle), the
+candidates it keeps by reading only what changed are, cost for cost, those ``reach_candidates``
+computes over the whole book; and ``schedule`` takes them in that order."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from obook.book.backup import load_nodes
+from obook.book.library import BookSettings, ensure_book
+from obook.book.minimax import CONSTANTS, reach_candidates
+from obook.book.schedule import ReachIndex
+from obook.store import jobs
+from obook.store.minimax import (NewEdge, commit_expansion, get_expansion, schedule_expansion, stored_figures)
+from tests.book.test_backup import OWNER, expand, random_search
+
+
+def with_play_policy(rng: random.Random, search):
+    """A search with a play policy (the opponent's model) half of the time."""
+    if rng.random() < 0.5:
+        return search
+    moves = rng.sample(range(25), rng.randint(1, 6))
+    weights = [rng.random() for _ in moves]
+    total = sum(weights)
+    return dataclasses.replace(search, play_policy=" ".join(f"{m}:{w / total:.5f}" for m, w in zip(moves, weights)))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypatch):
+    import tests.book.test_backup as backup_test
+
+    rng = random.Random(seed)
+    monkeypatch.setattr(backup_test, "random_search",
+                        lambda r, key, moves, excluded: with_play_policy(r, random_search(r, key, moves, excluded)))
+    book = ensure_book(store, f"reach{seed}", BookSettings(size=5, komi=0.5, algorithm="minimax",
+                                                           search="playouts=100", seconds_per_move=0))
+    root = 1
+    from obook.book.backup import back_up_after
+
+    with store.write() as conn:
+        job_id = schedule_expansion(conn, book.id, root, 0, [], 0.0, 1)
+        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
+        assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, backup_test.random_search(rng, root, [], set()),
+                                NewEdge(0, 2, 0.5), backup_test.random_search(rng, 2, ["x"], set()))
+        back_up_after(conn, book.id, [root, 2])
+    index = ReachIndex(book.id, root)
+    keys, depth = [root, 2], {root: 0, 2: 1}
+    compared = 0
+    for step in range(80):
+        expand(store, book, rng, keys, depth, CONSTANTS)
+        if step % 4 == 3:
+            with store.read() as conn:
+                index.refresh(conn)
+                nodes = load_nodes(conn, book.id)
+                figures = stored_figures(conn, book.id)
+            whole = reach_candidates(nodes, root, figures)
+            assert list(index.ranked) == whole, f"after step {step}"
+            compared += len(whole)
+    assert compared > 50
+
+
+def test_a_fresh_index_reads_the_whole_book_once_then_only_changes(store):
+    rng = random.Random(9)
+    book = ensure_book(store, "fresh", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
+                                                    seconds_per_move=0))
+    from obook.book.backup import back_up_after
+
+    with store.write() as conn:
+        job_id = schedule_expansion(conn, book.id, 1, 0, [], 0.0, 1)
+        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
+        commit_expansion(conn, get_expansion(conn, job_id), OWNER, random_search(rng, 1, [], set()),
+                         NewEdge(0, 2, 0.5), random_search(rng, 2, ["x"], set()))
+        back_up_after(conn, book.id, [1, 2])
+    keys, depth = [1, 2], {1: 0, 2: 1}
+    for _ in range(30):
+        expand(store, book, rng, keys, depth, CONSTANTS)
+    index = ReachIndex(book.id, 1)
+    with store.read() as conn:
+        first = index.refresh(conn)
+        assert first == len(load_nodes(conn, book.id))
+        assert index.refresh(conn) == 0  # nothing changed
+    expand(store, book, rng, keys, depth, CONSTANTS)
+    with store.read() as conn:
+        assert 1 <= index.refresh(conn) <= 2 + 20  # the expanded node, its child, and ancestors whose figures moved
