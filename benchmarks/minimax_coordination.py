@@ -1,0 +1,167 @@
+"""What the store and the scheduler of a minimax book sustain, with the search taken out (issue 31).
+
+    python benchmarks/minimax_coordination.py [--db URL] [--workers 1,2,4] [--stages 1000,10000]
+        [--search-ms 0] [--size 9]
+
+N worker processes grow one ``reach`` book through the real protocol (``obook.store.jobs`` leases,
+``Expander.advance``: the commit with its incremental back-up, ``BookKind.top_up``: the reach
+index's scheduling), each with a search stub of fixed cost (``--search-ms``) that returns a random
+spread of visits over up to 8 legal moves, so that what is measured is the store's and the
+scheduler's cost. For each stage (the book's expansions done) and each number of workers it prints
+expansions a second, the commit's and the schedule's latency (p50, p99, in ms), and the peak RSS of
+a worker. Every stage ends with ``obook verify``'s check of the whole book (bounds equal to a back-up
+from scratch). PostgreSQL by default (``OBOOK_TEST_DATABASE_URL`` or the machine's ``test``
+database); a fresh database per run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import random
+import resource
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests.conftest: a fresh database
+
+from obook.search.player import ROOT_MOVES, Player
+from obook.search.result import MoveStats, SearchResult
+
+DEFAULT_DB = os.environ.get("OBOOK_TEST_DATABASE_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+class StubSearch(Player):
+    """A search of fixed cost: visits spread at random over up to 8 legal moves."""
+
+    root_controls = frozenset({ROOT_MOVES})
+
+    def __init__(self, config, seconds: float):
+        self.config = config
+        self.seconds = seconds
+        self.rng = random.Random(0)
+
+    def reseed(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+
+    def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None,
+                root_moves=None):
+        if self.seconds:
+            time.sleep(self.seconds)
+        points = [p for p in position.legal_moves() if root_moves is None or root_moves(p)]
+        chosen = self.rng.sample(points, min(8, len(points)))
+        moves = sorted((MoveStats(p, self.rng.randint(1, 2000), self.rng.random(), 0.0) for p in chosen),
+                       key=lambda m: -m.visits)
+        best = moves[0].point if moves else -1
+        return SearchResult(best, False, moves[0].winrate if moves else 0.5, sum(m.visits for m in moves), 0.0,
+                            moves, [best])
+
+
+def worker(db: str, book_name: str, target: int, search_seconds: float, out: mp.Queue) -> None:
+    from obook.book.kinds import book_kind
+    from obook.book.library import open_book_store
+    from obook.store.books import get_book
+    from obook.store.db import forget_stores
+    from obook.store.leases import ExpansionLease, LeaseLost
+
+    forget_stores()
+    store = open_book_store(db)
+    with store.read() as conn:
+        book = get_book(conn, book_name)
+    kind = book_kind(book)
+    expander = kind.worker(store, book)
+    expander.player = StubSearch(expander.config, search_seconds)
+    expander.play_player = StubSearch(expander.config, 0.0)
+    expander.score = lambda job, position: 0.0
+    commits, schedules = [], []
+    commit = ExpansionLease.commit
+
+    def timed_commit(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return commit(self, *args, **kwargs)
+        finally:
+            commits.append(time.perf_counter() - started)
+
+    expander.lease.commit = timed_commit.__get__(expander.lease)
+    done = 0
+    while True:
+        held = expander.claim()
+        if held is None:
+            started = time.perf_counter()
+            created = kind.top_up(store, book, target, 1)
+            schedules.append(time.perf_counter() - started)
+            if created:
+                continue
+            with store.read() as conn:
+                if not kind.counts(conn, book).open:
+                    break
+            time.sleep(0.01)
+            continue
+        try:
+            expander.advance(held)
+            done += 1
+        except LeaseLost:
+            pass
+    out.put({"done": done, "commits": commits, "schedules": schedules,
+             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(p * len(values)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", default=DEFAULT_DB)
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--stages", default="1000,3000")
+    parser.add_argument("--search-ms", type=float, default=0.0)
+    parser.add_argument("--size", type=int, default=9)
+    args = parser.parse_args()
+    from obook.book.library import BookSettings, ensure_book, open_book_store, verify_minimax
+    from tests.conftest import fresh_postgres_database
+
+    for workers in [int(w) for w in args.workers.split(",")]:
+        with fresh_postgres_database(args.db, f"obook_coord_{workers}") as url:
+            store = open_book_store(url, create=True)
+            book = ensure_book(store, "coord", BookSettings(size=args.size, komi=7.0, algorithm="minimax",
+                                                            search="playouts=100", seconds_per_move=0,
+                                                            play_playouts=10))
+            for stage in [int(s) for s in args.stages.split(",")]:
+                queue: mp.Queue = mp.get_context("spawn").Queue()
+                context = mp.get_context("spawn")
+                processes = [context.Process(target=worker, args=(url, "coord", stage, args.search_ms / 1000, queue))
+                             for _ in range(workers)]
+                started = time.perf_counter()
+                for p in processes:
+                    p.start()
+                results = [queue.get() for _ in processes]
+                for p in processes:
+                    p.join()
+                elapsed = time.perf_counter() - started
+                done = sum(r["done"] for r in results)
+                commits = [c for r in results for c in r["commits"]]
+                schedules = [s for r in results for s in r["schedules"]]
+                check = verify_minimax(store, book)
+                print(json.dumps({
+                    "workers": workers, "book_expansions": stage, "nodes": check.nodes, "expansions": done,
+                    "expansions_per_second": round(done / elapsed, 1),
+                    "commit_ms_p50": round(1000 * statistics.median(commits), 2),
+                    "commit_ms_p99": round(1000 * percentile(commits, 0.99), 2),
+                    "schedule_ms_p50": round(1000 * statistics.median(schedules), 2) if schedules else None,
+                    "schedule_ms_p99": round(1000 * percentile(schedules, 0.99), 2) if schedules else None,
+                    "worker_rss_mb": round(max(r["rss_mb"] for r in results), 1),
+                    "verify_clean": check.clean,
+                }), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
