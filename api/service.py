@@ -31,7 +31,7 @@ from api.schemas import GameList, GameOut, LookupOut, ProgressOut
 from obook.book.keys import BookGameError, record_images, replay, require_keys
 from obook.book.kinds import is_search_valued
 from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
-from obook.book.sgfio import export_book
+from obook.book import sgfio
 from obook.errors import ObookError
 from obook.go.sgf import game_to_sgf
 from obook.go.vertex import split_moves
@@ -404,7 +404,7 @@ class BookService:
             hit = self.exports.get(key)
             if hit is not None and hit[0] == generation:
                 return hit[1]
-            data, _ = export_book(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
+            data, _ = sgfio.export_book(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
             self.exports.put(key, (generation, data))
             return data
 

@@ -264,7 +264,7 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     root = root_key(book)
     if book.expansion == "reach":
         index = reach_index(conn, book, constants)
-        index.refresh(conn)
+        index.refresh(conn)  # what this transaction inserts, it reads at the next: a rolled back one is not taken
         taken = index.taken
         if root not in index.nodes:
             choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
@@ -287,7 +287,6 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
                                     expansion_seed(key, generation, move), move)
-        taken.add((key, generation))
         if new_id is not None:
             created.append(new_id)
     return created

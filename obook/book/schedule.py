@@ -103,9 +103,6 @@ class ReachIndex:
             out.append((cost, key, move))
         return out
 
-    def scheduled(self, key: int, generation: int) -> None:
-        self.taken.add((key, generation))
-
     # ---- the shortest paths --------------------------------------------------------------------
 
     def _rule(self, key: int, colour: int) -> tuple[dict[int, float], dict[int, float]]:

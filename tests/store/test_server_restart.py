@@ -100,9 +100,10 @@ def test_an_expansion_build_survives_postgresql_restarts(restartable_postgres, c
     charged with a failure, each is done once, and the stored bounds verify."""
     from tests.book.test_kill_points import expansion_counts
 
-    target = 12
-    options = ("--algorithm", "minimax", "--size", "5", "--komi", "0.5", "--search", "playouts=3000",
-               "--play-playouts", "30", "--seconds-per-move", "0")
+    target = 24
+    # expansions of about a second on 9x9 (at 3,000 playouts a build of 16 ended between the restarts)
+    options = ("--algorithm", "minimax", "--size", "9", "--search", "playouts=30000", "--play-playouts", "30",
+               "--seconds-per-move", "0")
     with fresh_postgres_database(restartable_postgres.url, "obook_restart_minimax") as url:
         obook("db", "upgrade", "--db", url)
         build = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", url, "--book", "m",
