@@ -239,22 +239,31 @@ class BookService:
         return found.move_json, found.tag
 
     async def _answer_on_loop(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer | None:
-        """A statistical book's answer on the event loop, when everything but its statistics is in
+        """A book's answer on the event loop, when everything but its statistics (or its node) is in
         memory (the book's row, a generation checked less than ``fresh_seconds`` ago): a compiled
-        replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` on the
+        replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` (two for a
+        minimax book's node and its children's bounds) on the
         loop's own connections (``AsyncStatsReader``). Handing that to a thread and back would cost
-        more than the work (issue 20, item 9). ``None``: the threads answer (on SQLite, for a
-        minimax book, or to read the book or check its generation)."""
+        more than the work (issue 20, item 9). ``None``: the threads answer (on SQLite, or to read
+        the book or check its generation)."""
         if self.async_reader is None:
             return None
         info = self.books.get(book)
         version = self.versions.fresh(info) if info is not None else None
-        if version is None or is_search_valued(info):
+        if version is None:
             return None
         require_keys(info, "look positions up in it")
         generation, tag = version.generation, version.tag
         replayed = self.replayed(info, spelled)
         key, _ = replayed.canonical()
+        if is_search_valued(info):
+            hit = self.stats.get((info.id, "minimax", key))
+            if hit is not None and hit[0] == generation:
+                node = hit[1]
+            else:
+                node = await self.async_reader.minimax_node(info.id, key)
+                self.stats.put((info.id, "minimax", key), (generation, node))
+            return lookup_answer(generation, tag, self.minimax_lookup(info, replayed, lambda _key: node))
         hit = self.stats.get((info.id, key))
         if hit is not None and hit[0] == generation:
             rows = hit[1]
@@ -280,8 +289,7 @@ class BookService:
         """The lookup document, its statistics read in this thread (cached under ``generation``)."""
         replayed = self.replayed(book, spelled)
         if is_search_valued(book):
-            found = minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
-            return views.minimax_lookup_out(found, stone_dicts(replayed))
+            return self.minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
         return self.statistics_lookup(book, replayed, min_games, lambda key: self.position_rows(book, key, generation))
 
     @staticmethod
@@ -289,6 +297,11 @@ class BookService:
                           rows: Callable[[int], Rows]) -> LookupOut:
         """A statistical book's lookup document, its statistics from ``rows``."""
         return views.lookup_out(book_lookup(book, replayed, rows, min_games), stone_dicts(replayed))
+
+    @staticmethod
+    def minimax_lookup(book: BookInfo, replayed: ReplayedPosition, node: Callable) -> LookupOut:
+        """A minimax book's lookup document, its node from ``node`` (key -> node and children)."""
+        return views.minimax_lookup_out(minimax_lookup(book, replayed, node), stone_dicts(replayed))
 
     def minimax_node(self, book: BookInfo, key: int, generation: int | None):
         """A minimax book's node and its children's bounds, cached under the book's generation."""

@@ -17,8 +17,8 @@ from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from obook.store.db import StoreError, to_signed
-from obook.store.minimax import count_done, node_reader
+from obook.store.db import StoreError, to_signed, to_unsigned
+from obook.store.minimax import ChildBounds, NodeRow, count_done, node_reader
 from obook.store.models import FINISHED
 from obook.store.reporting import count_games
 from obook.store.stats import position_stats
@@ -26,6 +26,13 @@ from obook.store.stats import position_stats
 # The statistics of one position (``obook.store.stats.position_stats``) in psycopg's parameter style.
 POSITION_STATS_SQL = ("SELECT move, games, wins, draws, scored, score_sum FROM book_stats "
                       "WHERE book_id = %s AND position_key = %s")
+MINIMAX_NODE_SQL = ("SELECT position_key, moves, policy, searched_edges, excluded_prior, play_policy, value, lcb, ucb, "
+                    "playouts, spec, engine_version, score_mean FROM minimax_nodes "
+                    "WHERE book_id = %s AND position_key = %s")
+MINIMAX_EDGES_SQL = ("SELECT e.move, e.child_key, e.prior, c.value, c.lcb, c.ucb, c.own_visits, c.score_mean "
+                     "FROM minimax_edges e LEFT JOIN minimax_nodes c "
+                     "ON c.book_id = e.book_id AND c.position_key = e.child_key "
+                     "WHERE e.book_id = %s AND e.parent_key = %s")
 
 
 class StatsReader:
@@ -123,6 +130,27 @@ class AsyncStatsReader:
         self._pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPool]" = weakref.WeakKeyDictionary()
 
     async def position_stats(self, book_id: int, key: int) -> list[tuple]:
+        return await self._fetch(POSITION_STATS_SQL, (book_id, to_signed(key)))
+
+    async def minimax_node(self, book_id: int, key: int):
+        """A minimax book's node and its children's bounds, as ``obook.store.minimax.node_reader``
+        reads them (None: not in the book): two indexed ``SELECT`` on the loop's connections."""
+        rows = await self._fetch(MINIMAX_NODE_SQL, (book_id, to_signed(key)))
+        if not rows:
+            return None
+        (position_key, moves, policy, searched_edges, excluded_prior, play_policy, value, lcb, ucb, playouts, spec,
+         engine_version, score_mean) = rows[0]
+        node = NodeRow(to_unsigned(position_key), moves, policy, searched_edges, excluded_prior, play_policy, value,
+                       lcb, ucb, playouts, spec, engine_version, score_mean)
+        children = {}
+        for move, child, prior, c_value, c_lcb, c_ucb, c_visits, c_score in await self._fetch(
+                MINIMAX_EDGES_SQL, (book_id, to_signed(key))):
+            node.edges[move] = (to_unsigned(child), prior)
+            if c_value is not None:
+                children[to_unsigned(child)] = ChildBounds(c_value, c_lcb, c_ucb, c_visits, c_score)
+        return node, children
+
+    async def _fetch(self, sql: str, params: tuple) -> list[tuple]:
         import psycopg  # lazy: the PostgreSQL driver, only for a PostgreSQL store
 
         loop = asyncio.get_running_loop()
@@ -134,7 +162,7 @@ class AsyncStatsReader:
         except (OSError, psycopg.OperationalError) as exc:
             raise StoreError(f"cannot reach the database {self.store.name}: {str(exc).strip()[:200]}") from None
         try:
-            cursor = await conn.execute(POSITION_STATS_SQL, (book_id, to_signed(key)), prepare=True)
+            cursor = await conn.execute(sql, params, prepare=True)
             rows = await cursor.fetchall()
         except BaseException as exc:  # cancelled mid-query or failed: the connection's state is unknown
             pool.discard()

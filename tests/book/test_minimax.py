@@ -583,3 +583,36 @@ def test_expansion_settings_belong_to_minimax_books_and_reach_is_the_default():
                            (dict(algorithm="minimax", play_playouts=-1), "must be positive")):
         with pytest.raises(ObookError, match=message):
             BookSettings(**wrong).validated()
+
+
+def test_minimax_lookups_on_the_event_loop_answer_as_the_threads_do(store, store_url, compiled_engine):
+    """On PostgreSQL a minimax book's uncached lookups run on the event loop (its node and its
+    children's bounds read on the loop's own connections, issue 31 item 5); byte for byte the
+    threads' answers (``_lookup_body``), which SQLite keeps."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from obook.book.library import lookup
+    from obook.config import Settings
+
+    book = minimax_book(store, name="loop")
+    expand(store, book, 5)
+    first = lookup(store, book, "").candidates[0].vertex
+    questions = ["", first, f"{first} {lookup(store, book, first).candidates[0].vertex}" if lookup(
+        store, book, first).candidates else first, "A1", "A1 B2"]
+    with TestClient(create_app(store_url, Settings(api_cache_seconds=0, api_fresh_seconds=60))) as client:
+        service = client.app.state.service
+        client.get(f"/v1/books/{book.name}/lookup")  # reads the book and its generation (threads)
+        answers = {}
+        for moves in questions:
+            answer = client.get(f"/v1/books/{book.name}/lookup", params={"moves": moves})
+            assert answer.status_code == 200
+            answers[moves] = answer.content
+        if store_url.startswith("postgresql"):
+            assert [pool.count for pool in service.async_reader._pools.values()] == [1]
+        else:
+            assert service.async_reader is None
+        for moves in questions:
+            _, _, body = service._lookup_body(book.name, tuple(moves.split()), 1)
+            assert answers[moves] == body
+    assert b'"in_book":true' in answers[""]

@@ -128,3 +128,22 @@ def test_moves_and_finishes_are_dated_by_the_database_clock(postgres_url, monkey
         assert abs(game.updated_at - server_now) < dt.timedelta(seconds=30)
         assert finished_since(conn, server_now - dt.timedelta(hours=1)) == {book.id: 1}
         assert rate_series(conn, book.id, now=server_now + dt.timedelta(seconds=1))[-1].games == 1
+
+
+def test_progress_lists_a_set_aside_expansion(store_url):
+    """``/v1/progress`` names a minimax book's expansions set aside, with their reasons, as it does
+    a statistical book's games."""
+    from fastapi.testclient import TestClient
+
+    from api.app import create_app
+    from obook.book.library import open_book_store
+
+    store = open_book_store(store_url)
+    book, (job_id,) = book_with_units(store, unit="expansion")
+    lease = ExpansionLease(store, "h:1:local:a", 60)
+    assert lease.claim(book.id).id == job_id
+    assert lease.fail(job_id, "PoisonedUnit: expansion is poison", max_failures=1) == SET_ASIDE
+    with TestClient(create_app(store_url)) as client:
+        (shown,) = client.get("/v1/progress").json()["books"]
+    assert shown["expansions_set_aside"] == 1 and shown["expansions_pending"] == 0
+    assert shown["set_aside"] == [{"id": job_id, "failures": 1, "reason": "PoisonedUnit: expansion is poison"}]
