@@ -64,20 +64,26 @@ def expand(store, book, rng: random.Random, keys: list[int], depth: dict[int, in
     return "expanded"
 
 
+def seed_book(store, book, rng: random.Random, constants=CONSTANTS, search=None):
+    """The book's first expansion: the root (key 1) searched, one edge to its child (key 2).
+    Returns the keys and their depths, for ``expand``."""
+    search = search or random_search
+    with store.write() as conn:
+        job_id = schedule_expansion(conn, book.id, 1, 0, [], 0.0, 1)
+        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
+        assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, search(rng, 1, [], set()),
+                                NewEdge(0, 2, 0.5), search(rng, 2, ["x"], set()))
+        back_up_after(conn, book.id, [1, 2], constants)
+    return [1, 2], {1: 0, 2: 1}
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_incremental_back_up_is_the_back_up_from_scratch(store, seed):
     rng = random.Random(seed)
     constants = CONSTANTS if seed != 3 else MinimaxConstants(error_floor=0.0, z=1.0)
     book = ensure_book(store, f"inc{seed}", BookSettings(size=5, komi=0.5, algorithm="minimax",
                                                          search="playouts=100", seconds_per_move=0))
-    root = 1
-    with store.write() as conn:
-        job_id = schedule_expansion(conn, book.id, root, 0, [], 0.0, 1)
-        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
-        assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, random_search(rng, root, [], set()),
-                                NewEdge(0, 2, 0.5), random_search(rng, 2, ["x"], set()))
-        back_up_after(conn, book.id, [root, 2], constants)
-    keys, depth = [root, 2], {root: 0, 2: 1}
+    keys, depth = seed_book(store, book, rng, constants)
     for step in range(60):
         expand(store, book, rng, keys, depth, constants)
         if step % 10 == 9:

@@ -14,9 +14,8 @@ from obook.book.backup import load_nodes
 from obook.book.library import BookSettings, ensure_book
 from obook.book.minimax import CONSTANTS, reach_candidates
 from obook.book.schedule import ReachIndex
-from obook.store import jobs
-from obook.store.minimax import (NewEdge, commit_expansion, get_expansion, schedule_expansion, stored_figures)
-from tests.book.test_backup import OWNER, expand, random_search
+from obook.store.minimax import stored_figures
+from tests.book.test_backup import expand, random_search, seed_book
 
 
 def with_play_policy(rng: random.Random, search):
@@ -39,16 +38,8 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypat
     book = ensure_book(store, f"reach{seed}", BookSettings(size=5, komi=0.5, algorithm="minimax",
                                                            search="playouts=100", seconds_per_move=0))
     root = 1
-    from obook.book.backup import back_up_after
-
-    with store.write() as conn:
-        job_id = schedule_expansion(conn, book.id, root, 0, [], 0.0, 1)
-        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
-        assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, backup_test.random_search(rng, root, [], set()),
-                                NewEdge(0, 2, 0.5), backup_test.random_search(rng, 2, ["x"], set()))
-        back_up_after(conn, book.id, [root, 2])
+    keys, depth = seed_book(store, book, rng, search=backup_test.random_search)
     index = ReachIndex(book.id, root)
-    keys, depth = [root, 2], {root: 0, 2: 1}
     compared = 0
     for step in range(80):
         expand(store, book, rng, keys, depth, CONSTANTS)
@@ -67,15 +58,7 @@ def test_a_fresh_index_reads_the_whole_book_once_then_only_changes(store):
     rng = random.Random(9)
     book = ensure_book(store, "fresh", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
                                                     seconds_per_move=0))
-    from obook.book.backup import back_up_after
-
-    with store.write() as conn:
-        job_id = schedule_expansion(conn, book.id, 1, 0, [], 0.0, 1)
-        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
-        commit_expansion(conn, get_expansion(conn, job_id), OWNER, random_search(rng, 1, [], set()),
-                         NewEdge(0, 2, 0.5), random_search(rng, 2, ["x"], set()))
-        back_up_after(conn, book.id, [1, 2])
-    keys, depth = [1, 2], {1: 0, 2: 1}
+    keys, depth = seed_book(store, book, rng)
     for _ in range(30):
         expand(store, book, rng, keys, depth, CONSTANTS)
     index = ReachIndex(book.id, 1)
