@@ -256,15 +256,21 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     reads only what changed since it last looked; a ``cost`` book (KataGo's order, kept as the
     baseline it was measured against) is reloaded whole. Returns the new ids."""
     lock_book(conn, book.id)
-    if target is not None:
-        counts = jobs.counts(conn, jobs.EXPANSION_JOBS, book.id)
-        count = min(count, target - counts.done - counts.open - counts.set_aside)
-    if count <= 0:
-        return []
-    root = root_key(book)
+    index = None
     if book.expansion == "reach":
         index = reach_index(conn, book, constants)
         index.refresh(conn)  # what this transaction inserts, it reads at the next: a rolled back one is not taken
+    if target is not None:
+        if index is not None:  # every expansion ever scheduled is done, pending or set aside: the index counts them
+            scheduled_so_far = index.job_count
+        else:
+            counts = jobs.counts(conn, jobs.EXPANSION_JOBS, book.id)
+            scheduled_so_far = counts.done + counts.open + counts.set_aside
+        count = min(count, target - scheduled_so_far)
+    if count <= 0:
+        return []
+    root = root_key(book)
+    if index is not None:
         taken = index.taken
         if root not in index.nodes:
             choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]

@@ -46,6 +46,7 @@ class ReachIndex:
         self.seq = 0  # the last change of the store read
         self.last_job = 0  # the last expansion id read
         self.taken: set[tuple[int, int]] = set()  # (key, generation) of every expansion scheduled
+        self.job_count = 0  # expansions scheduled (every row of ``expansions``: none is ever deleted)
         self.dist: list[dict[int, float]] = [{}, {}]
         self.via: list[dict[int, int | None]] = [{}, {}]  # shortest-path tree: a node's predecessor
         self.tree: list[dict[int, set[int]]] = [{}, {}]  # the tree's children
@@ -62,8 +63,9 @@ class ReachIndex:
         """Read what changed since the last refresh and repair the candidates; returns how many nodes
         were read."""
         rows, self.seq = changed_nodes(conn, self.book_id, self.seq)
-        for key, move_count in ((k, g) for _, k, g in self._new_jobs(conn)):
-            self.taken.add((key, move_count))
+        for _, key, generation in self._new_jobs(conn):
+            self.taken.add((key, generation))
+            self.job_count += 1
         if not rows:
             return 0
         touched = set()
