@@ -8,7 +8,8 @@ both kinds' units of work are leased through one protocol (``obook.store.jobs``,
 one worker loop (``obook.book.build.run_worker``), one grid task and one driver. Those ask the
 book's ``BookKind`` for what differs:
 
-- ``jobs``: where its units live; ``unit``: what one is called ("game", "expansion");
+- ``lease_type``: how a unit is held (its ``jobs``: where its units live); ``unit``: what one is
+  called ("game", "expansion");
 - ``worker``: a worker of one owner over one book: ``claim`` a unit (``Held``), ``advance`` it
   (True: it is done), ``release`` it, and its ``lease``;
 - ``top_up``: create up to ``count`` units while the book is short of ``target`` (games, or the
@@ -57,7 +58,11 @@ class UnitWorker(Protocol):
 class BookKind:
     name: str  # what the CLI and the documents call the algorithm's family
     unit: str
-    jobs: jobs.JobTable
+    lease_type: type  # GameLease, ExpansionLease: the lease a worker or a grid token holds a unit by
+
+    @property
+    def jobs(self) -> jobs.JobTable:
+        return self.lease_type.jobs
 
     def worker(self, store: Store, book: BookInfo, owner: str | None = None, kind: str = "local",
                lease_seconds: float | None = None, seconds: float | None = None,
@@ -72,10 +77,7 @@ class BookKind:
 
     def token_lease(self, store: Store, token: str, seconds: float):
         """A grid token's lease on this kind's units (no heartbeat: a token is no worker)."""
-        return self.lease_type()(store, token, seconds, kind=None)
-
-    def lease_type(self) -> type:
-        raise NotImplementedError
+        return self.lease_type(store, token, seconds, kind=None)
 
     def rule(self, book: BookInfo) -> str:
         """The book's rule in a few words (``obook books``, the SGF header)."""
@@ -88,14 +90,11 @@ class SelfPlayKind(BookKind):
 
     name: str = "self-play"
     unit: str = "game"
-    jobs: jobs.JobTable = jobs.GAME_JOBS
+    lease_type: type = GameLease
 
     def worker(self, store, book, owner=None, kind="local", lease_seconds=None, seconds=None, heartbeat_seconds=0.0):
         return SelfPlayer(store, book, owner=owner, lease_seconds=lease_seconds, seconds=seconds, kind=kind,
                           heartbeat_seconds=heartbeat_seconds)
-
-    def lease_type(self):
-        return GameLease
 
     def top_up(self, store, book, target, count=1):
         return start_games(store, book, target, count)
@@ -112,14 +111,11 @@ class MinimaxKind(BookKind):
 
     name: str = "search-valued"
     unit: str = "expansion"
-    jobs: jobs.JobTable = jobs.EXPANSION_JOBS
+    lease_type: type = ExpansionLease
 
     def worker(self, store, book, owner=None, kind="local", lease_seconds=None, seconds=None, heartbeat_seconds=0.0):
         return Expander(store, book, owner=owner, lease_seconds=lease_seconds, kind=kind,
                         heartbeat_seconds=heartbeat_seconds)
-
-    def lease_type(self):
-        return ExpansionLease
 
     def top_up(self, store, book, target, count=1):
         with store.write() as conn:
