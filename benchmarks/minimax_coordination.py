@@ -51,8 +51,14 @@ class StubSearch(Player):
                 root_moves=None):
         if self.seconds:
             time.sleep(self.seconds)
-        points = [p for p in position.legal_moves() if root_moves is None or root_moves(p)]
-        chosen = self.rng.sample(points, min(8, len(points)))
+        points = [p for p in position.points() if root_moves is None or root_moves(p)]
+        self.rng.shuffle(points)
+        chosen = []  # up to 8 legal moves, testing no more points than it takes (the stub's cost stays near 0)
+        for point in points:
+            if len(chosen) == 8:
+                break
+            if position.is_legal(point):
+                chosen.append(point)
         moves = sorted((MoveStats(p, self.rng.randint(1, 2000), self.rng.random(), 0.0) for p in chosen),
                        key=lambda m: -m.visits)
         best = moves[0].point if moves else -1

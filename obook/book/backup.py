@@ -13,8 +13,8 @@ from sqlalchemy import Connection
 
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, back_up, node_from_row, own_bounds,
                                 own_error)
-from obook.store.minimax import (NodeFigures, back_up_row, load_node_rows, parents_of, read_node, stored_figures,
-                                 write_figures)
+from obook.store.minimax import (NodeFigures, back_up_row, load_node_rows, next_seq, parents_of, read_nodes,
+                                 stored_figures, write_figures)
 
 
 def load_nodes(conn: Connection, book_id: int) -> dict[int, Node]:
@@ -53,17 +53,14 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
     keeps it so) this is ``back_up`` exactly: a node's figures are a function of its own search and
     its children's. Returns how many nodes it wrote. A book that already holds a cycle (stored
     before edges were kept acyclic) is recomputed whole once a node comes back ``limit`` times."""
-    searched = {}
-    for key in changed:
-        row = read_node(conn, book_id, key)
-        if row is not None:
-            searched[key] = node_from_row(row)
+    searched = {key: node_from_row(row) for key, row in read_nodes(conn, book_id, changed).items()}
     heap = []
     queued = set()
     for key, node in searched.items():
         heapq.heappush(heap, (-node.depth, key))
         queued.add(key)
     written = 0
+    seq = None  # one change for the whole back-up
     visits: dict[int, int] = {}
     while heap:
         _, key = heapq.heappop(heap)
@@ -77,7 +74,8 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
         figures = _figures(searched.get(key), stored, constants)
         if figures == stored.figures:
             continue
-        write_figures(conn, book_id, {key: figures})
+        seq = next_seq(conn, book_id) if seq is None else seq
+        write_figures(conn, book_id, {key: figures}, seq)
         written += 1
         for parent, depth in parents_of(conn, book_id, key):
             if parent not in queued:

@@ -55,7 +55,8 @@ from obook.store import jobs
 from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store
 from obook.store.leases import ExpansionLease, LeaseLost, new_worker_id
-from obook.store.minimax import ExpansionRow, NewEdge, NodeRow, SearchedNode, read_node, schedule_expansion, scheduled
+from obook.store.minimax import (ExpansionRow, NewEdge, NodeRow, SearchedNode, node_exists, read_nodes,
+                                 schedule_expansion, scheduled)
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +140,14 @@ class Expander:
         key, symmetries = canonical_view(position)
         if key != job.key:
             raise ValueError(f"expansion {job.id}: its moves reach key {key:x}, not {job.key:x}")
+        children = {}  # the child of the move to add, when the expansion names it: read with the node
+        if job.move is not None and job.move != PASS and position.is_legal(position.from_canonical(job.move, symmetries[0])):
+            after = position.copy()
+            after.play(position.from_canonical(job.move, symmetries[0]))
+            children[job.move] = (after, *canonical_view(after))
         with self.store.read() as conn:
-            stored = read_node(conn, self.book.id, key)
+            rows = read_nodes(conn, self.book.id, [key] + [child_key for _, child_key, _ in children.values()])
+        stored = rows.get(key)
         node = node_from_row(stored) if stored is not None else None
         edges = dict(node.edges) if node is not None else {}
         best = node.best_new() if node is not None else None
@@ -160,12 +167,16 @@ class Expander:
             best = next((m for m in root_moves if m.move not in edges), None)
         edge = child = None
         if best is not None and best.move != PASS and best.move not in edges:
-            after = position.copy()
-            after.play(position.from_canonical(best.move, symmetries[0]))
-            child_key, child_symmetries = canonical_view(after)
+            if best.move in children:
+                after, child_key, child_symmetries = children[best.move]
+                known = child_key in rows
+            else:
+                after = position.copy()
+                after.play(position.from_canonical(best.move, symmetries[0]))
+                child_key, child_symmetries = canonical_view(after)
+                with self.store.read() as conn:
+                    known = node_exists(conn, self.book.id, child_key)
             edge = NewEdge(best.move, child_key, searched.prior(best.move) if searched is not None else 0.0)
-            with self.store.read() as conn:
-                known = read_node(conn, self.book.id, child_key) is not None
             if not known:
                 child_moves = self.search(job, after, child_symmetries, set(), 1)
                 play_policy = self.play_policy(job, after, child_symmetries)
@@ -269,7 +280,7 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
         count = min(count, target - scheduled_so_far)
     if count <= 0:
         return []
-    root = root_key(book)
+    root = index.root if index is not None else root_key(book)
     if index is not None:
         taken = index.taken
         if root not in index.nodes:

@@ -81,18 +81,15 @@ def claim(conn: Connection, jobs: JobTable, book_id: int, owner: str, lease_seco
     t = jobs.table
     free = _free(jobs, conn, owner)
     if unit_id is None:
-        query = select(t.c.id).where(*jobs.in_book(book_id), free).order_by(*jobs.order).limit(8)
+        pick = select(t.c.id).where(*jobs.in_book(book_id), free).order_by(*jobs.order).limit(1)
     else:
-        query = select(t.c.id).where(t.c.id == unit_id, t.c.book_id == book_id, free)
-    if conn.dialect.name == "postgresql":
-        query = query.with_for_update(skip_locked=True)
+        pick = select(t.c.id).where(t.c.id == unit_id, t.c.book_id == book_id, free)
+    if conn.dialect.name == "postgresql":  # claimers running at once take different units, without waiting
+        pick = pick.with_for_update(skip_locked=True)
     claimed = {"attempts": t.c.attempts + 1} if jobs.counts_claims else {}
-    for (candidate,) in conn.execute(query).all():
-        taken = conn.execute(update(t).where(t.c.id == candidate, free).values(
-            lease_owner=owner, lease_until=db_time(conn, lease_seconds), **claimed))
-        if taken.rowcount == 1:
-            return candidate
-    return None
+    taken = conn.execute(update(t).where(t.c.id == pick.scalar_subquery(), free).values(
+        lease_owner=owner, lease_until=db_time(conn, lease_seconds), **claimed).returning(t.c.id)).first()
+    return taken[0] if taken is not None else None
 
 
 def renew(conn: Connection, jobs: JobTable, unit_id: int, owner: str, lease_seconds: float) -> bool:

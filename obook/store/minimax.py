@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, bindparam, func, select, update
 
 from obook.store.books import lock_book
 from obook.store.db import as_utc, dialect_insert, synchronous_commit, to_signed, to_unsigned
@@ -86,15 +86,33 @@ def load_node_rows(conn: Connection, book_id: int) -> dict[int, NodeRow]:
 
 def read_node(conn: Connection, book_id: int, key: int) -> NodeRow | None:
     """One node with its edges (None: not in the book)."""
-    row = conn.execute(select(NODES).where(NODES.c.book_id == book_id,
-                                           NODES.c.position_key == to_signed(key))).one_or_none()
-    if row is None:
-        return None
-    node = _node_row(row)
-    for move, child, prior in conn.execute(select(EDGES.c.move, EDGES.c.child_key, EDGES.c.prior).where(
-            EDGES.c.book_id == book_id, EDGES.c.parent_key == to_signed(key))):
-        node.edges[move] = (to_unsigned(child), prior)
-    return node
+    return read_nodes(conn, book_id, [key]).get(key)
+
+
+_READ_NODES = select(NODES, EDGES.c.move, EDGES.c.child_key, EDGES.c.prior).select_from(NODES.outerjoin(
+    EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))).where(
+    NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
+_NODE_EXISTS = select(NODES.c.position_key).where(NODES.c.book_id == bindparam("book"),
+                                                  NODES.c.position_key == bindparam("key"))
+
+
+def read_nodes(conn: Connection, book_id: int, keys: list[int]) -> dict[int, NodeRow]:
+    """The nodes of ``keys`` that are in the book, with their edges, in one query (a node's row
+    joined to its edges): an expansion and its back-up read a few nodes each, and round trips are
+    most of their cost."""
+    nodes: dict[int, NodeRow] = {}
+    for row in conn.execute(_READ_NODES, {"book": book_id, "keys": [to_signed(k) for k in keys]}):
+        key = to_unsigned(row.position_key)
+        node = nodes.get(key)
+        if node is None:
+            node = nodes[key] = _node_row(row)
+        if row.move is not None:
+            node.edges[row.move] = (to_unsigned(row.child_key), row.prior)
+    return nodes
+
+
+def node_exists(conn: Connection, book_id: int, key: int) -> bool:
+    return conn.execute(_NODE_EXISTS, {"book": book_id, "key": to_signed(key)}).first() is not None
 
 
 def children_bounds(conn: Connection, book_id: int, node: NodeRow) -> dict[int, ChildBounds]:
@@ -140,19 +158,23 @@ def stored_figures(conn: Connection, book_id: int) -> dict[int, NodeFigures]:
     return {to_unsigned(r[0]): NodeFigures(*r[1:]) for r in rows}
 
 
-def write_figures(conn: Connection, book_id: int, figures: dict[int, NodeFigures]) -> None:
+_WRITE_FIGURES = update(NODES).where(NODES.c.book_id == bindparam("b_book"), NODES.c.position_key == bindparam("b_key"))
+_NEXT_SEQ = select(func.max(NODES.c.seq)).where(NODES.c.book_id == bindparam("b_book"))
+
+
+def write_figures(conn: Connection, book_id: int, figures: dict[int, NodeFigures], seq: int | None = None) -> None:
+    """Store ``figures`` as change ``seq`` (None: the next change)."""
     if not figures:
         return
-    seq = next_seq(conn, book_id)
-    for key, f in figures.items():
-        conn.execute(update(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key)).values(
-            value=f.value, lcb=f.lcb, ucb=f.ucb, own_value=f.own_value, own_error=f.own_error,
-            own_visits=f.own_visits, best_new=f.best_new, seq=seq))
+    seq = next_seq(conn, book_id) if seq is None else seq
+    conn.execute(_WRITE_FIGURES, [dict(b_book=book_id, b_key=to_signed(key), value=f.value, lcb=f.lcb, ucb=f.ucb,
+                                       own_value=f.own_value, own_error=f.own_error, own_visits=f.own_visits,
+                                       best_new=f.best_new, seq=seq) for key, f in figures.items()])
 
 
 def next_seq(conn: Connection, book_id: int) -> int:
     """The change sequence number of a write now (under the book's lock: writers take turns)."""
-    last = conn.execute(select(func.max(NODES.c.seq)).where(NODES.c.book_id == book_id)).scalar_one()
+    last = conn.execute(_NEXT_SEQ, {"b_book": book_id}).scalar_one()
     return (last or 0) + 1
 
 
@@ -192,24 +214,32 @@ class BackUpRow:
     children: list[ChildBounds]
 
 
+_CHILD = NODES.alias("child")
+# statements the back-up runs for every node it visits, built once (building one costs more than running it)
+_BACK_UP_ROW = select(NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value, NODES.c.own_error,
+                      NODES.c.own_visits, NODES.c.best_new, NODES.c.moves,
+                      _CHILD.c.value, _CHILD.c.lcb, _CHILD.c.ucb).select_from(
+    NODES.outerjoin(EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))
+    .outerjoin(_CHILD, (_CHILD.c.book_id == EDGES.c.book_id) & (_CHILD.c.position_key == EDGES.c.child_key))).where(
+    NODES.c.book_id == bindparam("book"), NODES.c.position_key == bindparam("key"))
+_PARENTS_OF = select(NODES.c.position_key, NODES.c.moves).select_from(
+    EDGES.join(NODES, (NODES.c.book_id == EDGES.c.book_id) & (NODES.c.position_key == EDGES.c.parent_key))).where(
+    EDGES.c.book_id == bindparam("book"), EDGES.c.child_key == bindparam("key"))
+
+
 def back_up_row(conn: Connection, book_id: int, key: int) -> BackUpRow | None:
-    row = conn.execute(select(NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value, NODES.c.own_error,
-                              NODES.c.own_visits, NODES.c.best_new, NODES.c.moves).where(
-        NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key))).one_or_none()
-    if row is None:
+    """One query: the node's row joined to its edges and their children's rows."""
+    rows = conn.execute(_BACK_UP_ROW, {"book": book_id, "key": to_signed(key)}).all()
+    if not rows:
         return None
-    child = NODES.alias("child")
-    children = conn.execute(select(child.c.value, child.c.lcb, child.c.ucb).select_from(
-        EDGES.join(child, (child.c.book_id == EDGES.c.book_id) & (child.c.position_key == EDGES.c.child_key))).where(
-        EDGES.c.book_id == book_id, EDGES.c.parent_key == to_signed(key)))
-    return BackUpRow(NodeFigures(*row[:7]), len(row[7].split()), [ChildBounds(v, lo, hi) for v, lo, hi in children])
+    first = rows[0]
+    return BackUpRow(NodeFigures(*first[:7]), len(first[7].split()),
+                     [ChildBounds(v, lo, hi) for *_, v, lo, hi in rows if v is not None])
 
 
 def parents_of(conn: Connection, book_id: int, key: int) -> list[tuple[int, int]]:
     """(key, depth) of every stored node with an edge to ``key`` (``ix_minimax_edges_child``)."""
-    rows = conn.execute(select(NODES.c.position_key, NODES.c.moves).select_from(
-        EDGES.join(NODES, (NODES.c.book_id == EDGES.c.book_id) & (NODES.c.position_key == EDGES.c.parent_key))).where(
-        EDGES.c.book_id == book_id, EDGES.c.child_key == to_signed(key)))
+    rows = conn.execute(_PARENTS_OF, {"book": book_id, "key": to_signed(key)})
     return [(to_unsigned(k), len(moves.split())) for k, moves in rows]
 
 
@@ -328,11 +358,6 @@ def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool,
                                            best_new=-2, **values))
 
 
-def _exists(conn: Connection, book_id: int, key: int) -> bool:
-    return conn.execute(select(NODES.c.position_key).where(
-        NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key))).one_or_none() is not None
-
-
 def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: SearchedNode | None,
                      edge: NewEdge | None, child: SearchedNode | None) -> bool:
     """Store one expansion once, under the book's lock: the parent's new search (None: it was
@@ -347,26 +372,36 @@ def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: Se
     is on disk."""
     synchronous_commit(conn)
     lock_book(conn, job.book_id)
-    mine = conn.execute(select(JOBS.c.id).where(JOBS.c.id == job.id, JOBS.c.lease_owner == owner,
-                                                 JOBS.c.status == PENDING)).one_or_none()
-    if mine is None:
+    mine = conn.execute(update(JOBS).where(JOBS.c.id == job.id, JOBS.c.lease_owner == owner, JOBS.c.status == PENDING)
+                        .values(status=DONE, done_at=utcnow(), lease_owner=None, lease_until=None))
+    if mine.rowcount != 1:
         return False
-    edges = conn.execute(select(func.count()).select_from(EDGES).where(
-        EDGES.c.book_id == job.book_id, EDGES.c.parent_key == to_signed(job.key))).scalar_one()
-    exists = _exists(conn, job.book_id, job.key)
+    edges, exists, child_stored, last_seq = conn.execute(select(
+        _edge_count(job.book_id, job.key), _node_count(job.book_id, job.key),
+        _node_count(job.book_id, edge.child_key if edge is not None else job.key),
+        select(func.max(NODES.c.seq)).where(NODES.c.book_id == job.book_id).scalar_subquery())).one()
+    exists, child_stored = exists > 0, edge is not None and child_stored > 0
     if edges == job.generation and (parent is not None or exists):
-        seq = next_seq(conn, job.book_id)
+        seq = (last_seq or 0) + 1
         if parent is not None:
             _write_search(conn, job.book_id, parent, exists, seq)
-        child_stored = edge is not None and _exists(conn, job.book_id, edge.child_key)
         if child is not None and not child_stored:
             _write_search(conn, job.book_id, child, False, seq)
         if edge is not None and not (child_stored and reaches(conn, job.book_id, edge.child_key, job.key)):
             conn.execute(EDGES.insert().values(book_id=job.book_id, parent_key=to_signed(job.key), move=edge.move,
                                                child_key=to_signed(edge.child_key), prior=edge.prior))
-            conn.execute(update(NODES).where(NODES.c.book_id == job.book_id,
-                                             NODES.c.position_key == to_signed(job.key)).values(seq=seq))
+            if parent is None:  # the parent's new search carries the change already
+                conn.execute(update(NODES).where(NODES.c.book_id == job.book_id,
+                                                 NODES.c.position_key == to_signed(job.key)).values(seq=seq))
     # else stale (cannot happen while jobs are unique per generation): done, nothing added
-    conn.execute(update(JOBS).where(JOBS.c.id == job.id).values(status=DONE, done_at=utcnow(),
-                                                                lease_owner=None, lease_until=None))
     return True
+
+
+def _edge_count(book_id: int, key: int):
+    return select(func.count()).select_from(EDGES).where(
+        EDGES.c.book_id == book_id, EDGES.c.parent_key == to_signed(key)).scalar_subquery()
+
+
+def _node_count(book_id: int, key: int):
+    return select(func.count()).select_from(NODES).where(
+        NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key)).scalar_subquery()
