@@ -2,9 +2,10 @@
 ``fresh_seconds``.
 
 Why a generation: the service caches answers under it and serves them while it holds, so a
-repeated question costs no query. It changes when the book's work done does (finished games, or a
-minimax book's expansions: each adds statistics), which one indexed count tells. A book repaired
-by ``obook verify --repair`` keeps its count: ``renew`` (``POST /v1/admin/cache/clear``) covers that.
+repeated question costs no query. It changes when the book does (its finished games, or a minimax
+book's last change: ``StatsReader.changes``), which one indexed count or probe tells. A statistical
+book repaired by ``obook verify --repair`` keeps its count: ``renew`` (``POST /v1/admin/cache/clear``)
+covers that (a minimax book's repair is a change).
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ log = logging.getLogger(__name__)
 @dataclass
 class BookVersion:
     """When the answers about a book were last known fresh: ``generation`` changes whenever the
-    book's work done does."""
+    book's ``changes`` do."""
 
     book_id: int
-    finished: int = -1
+    changes: int = -1
     generation: int = 0
     tag: str | None = None  # the ETag of answers about the book (``api.caching.book_tag``)
     checked: float = -math.inf
@@ -46,8 +47,8 @@ class BookVersions:
     until the last check is two ``fresh_seconds`` old with none on its way, or ten in any case:
     then the request checks the book itself. So an answer is about ``fresh_seconds`` behind the book."""
 
-    def __init__(self, work_done: Callable[[int], int], fresh_seconds: float):
-        self.work_done = work_done  # the book's id -> its count of finished games and expansions
+    def __init__(self, changes: Callable[[int], int], fresh_seconds: float):
+        self.changes = changes  # the book's id -> a number that grows when its answers change
         self.fresh_seconds = fresh_seconds
         self._versions: dict[str, BookVersion] = {}
         self._generations = itertools.count(1)  # unique across books and their re-creations
@@ -91,10 +92,10 @@ class BookVersions:
         with version.lock:
             if time.monotonic() - version.checked < self.fresh_seconds:
                 return  # another thread just did
-            finished = self.work_done(version.book_id)
-            if finished != version.finished:
-                version.finished = finished
-                version.tag = book_tag(version.book_id, finished)
+            changes = self.changes(version.book_id)
+            if changes != version.changes:
+                version.changes = changes
+                version.tag = book_tag(version.book_id, changes)
                 version.generation = next(self._generations)
             version.checked = time.monotonic()
 

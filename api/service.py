@@ -135,7 +135,7 @@ class BookService:
         self.books = BoundedCache(256, min(cache_seconds, 5.0) if cache_seconds > 0 else fresh_seconds)
         self.reader = StatsReader(store, pool_size=self.threads)
         self.async_reader = None if store.is_sqlite else AsyncStatsReader(store, pool_size=max(2, self.threads // 2))
-        self.versions = BookVersions(self.reader.work_done, fresh_seconds)
+        self.versions = BookVersions(self.reader.changes, fresh_seconds)
         # exports (SGF bytes) under the book's generation, bounded by their bytes (OBOOK_API_EXPORT_CACHE_MB)
         self.exports = BoundedCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
         self._export_locks = [threading.Lock() for _ in range(16)]  # by the export's hash: a bounded set

@@ -530,6 +530,39 @@ def test_the_service_shows_a_minimax_book(store, store_url, compiled_engine):
         assert again["value"] == pytest.approx(lookup(store, book, "").value)
 
 
+def test_cached_minimax_answers_follow_the_book_and_its_repair(store, store_url, compiled_engine):
+    """The service's cached answers about a minimax book are renewed when the book changes: an
+    expansion's commit, and ``obook verify --repair`` (the book's last change,
+    ``obook.store.minimax.last_change``, is what the freshness check reads)."""
+    from fastapi.testclient import TestClient
+    from sqlalchemy import update
+
+    from api.app import create_app
+    from obook.book.library import lookup, verify_minimax
+    from obook.config import Settings
+    from obook.store.db import to_signed
+    from obook.store.minimax import NODES
+
+    book = minimax_book(store)
+    expand(store, book, 2)
+    with TestClient(create_app(store_url, Settings(api_cache_seconds=600, api_fresh_seconds=0))) as client:
+        def root():
+            answer = client.get(f"/v1/books/{book.name}/lookup", params={"moves": ""})
+            return answer.headers["etag"], answer.json()["value"]
+
+        tag, _ = root()
+        expand(store, book, 2)
+        tag_after_expansions, value = root()
+        assert tag_after_expansions != tag and value == pytest.approx(lookup(store, book, "").value)
+        root_key = lookup(store, book, "").position.key
+        with store.write() as conn:  # a wrong stored value, as a bug or a hand edit would leave
+            conn.execute(update(NODES).where(NODES.c.book_id == book.id, NODES.c.position_key == to_signed(root_key))
+                         .values(value=0.01))
+        assert root() == (tag_after_expansions, value)  # no write of the book's: its answers are cached
+        assert verify_minimax(store, book, repair=True).repaired
+        assert root() != (tag_after_expansions, value) and root()[1] == pytest.approx(value)
+
+
 def test_soft_mode_gives_the_search_the_book_values_as_prior_visits(store, compiled_engine):
     from obook.book.library import lookup
     from obook.book.player import BookPlayer
