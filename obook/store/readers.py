@@ -26,13 +26,15 @@ from obook.store.stats import position_stats
 # The statistics of one position (``obook.store.stats.position_stats``) in psycopg's parameter style.
 POSITION_STATS_SQL = ("SELECT move, games, wins, draws, scored, score_sum FROM book_stats "
                       "WHERE book_id = %s AND position_key = %s")
-MINIMAX_NODE_SQL = ("SELECT position_key, moves, policy, searched_edges, excluded_prior, play_policy, value, lcb, ucb, "
-                    "playouts, spec, engine_version, score_mean FROM minimax_nodes "
-                    "WHERE book_id = %s AND position_key = %s")
-MINIMAX_EDGES_SQL = ("SELECT e.move, e.child_key, e.prior, c.value, c.lcb, c.ucb, c.own_visits, c.score_mean "
-                     "FROM minimax_edges e LEFT JOIN minimax_nodes c "
-                     "ON c.book_id = e.book_id AND c.position_key = e.child_key "
-                     "WHERE e.book_id = %s AND e.parent_key = %s")
+# A minimax node with its edges and their children's bounds, in one round trip (a row per edge, the
+# node's columns repeated; one row with NULL edge columns for a node without edges).
+MINIMAX_NODE_SQL = ("SELECT n.position_key, n.moves, n.policy, n.searched_edges, n.excluded_prior, n.play_policy, "
+                    "n.value, n.lcb, n.ucb, n.playouts, n.spec, n.engine_version, n.score_mean, "
+                    "e.move, e.child_key, e.prior, c.value, c.lcb, c.ucb, c.own_visits, c.score_mean "
+                    "FROM minimax_nodes n "
+                    "LEFT JOIN minimax_edges e ON e.book_id = n.book_id AND e.parent_key = n.position_key "
+                    "LEFT JOIN minimax_nodes c ON c.book_id = e.book_id AND c.position_key = e.child_key "
+                    "WHERE n.book_id = %s AND n.position_key = %s")
 
 
 class StatsReader:
@@ -137,17 +139,18 @@ class AsyncStatsReader:
 
     async def minimax_node(self, book_id: int, key: int):
         """A minimax book's node and its children's bounds, as ``obook.store.minimax.node_reader``
-        reads them (None: not in the book): two indexed ``SELECT`` on the loop's connections."""
+        reads them (None: not in the book): one indexed ``SELECT`` on the loop's connections."""
         rows = await self._fetch(MINIMAX_NODE_SQL, (book_id, to_signed(key)))
         if not rows:
             return None
         (position_key, moves, policy, searched_edges, excluded_prior, play_policy, value, lcb, ucb, playouts, spec,
-         engine_version, score_mean) = rows[0]
+         engine_version, score_mean) = rows[0][:13]
         node = NodeRow(to_unsigned(position_key), moves, policy, searched_edges, excluded_prior, play_policy, value,
                        lcb, ucb, playouts, spec, engine_version, score_mean)
         children = {}
-        for move, child, prior, c_value, c_lcb, c_ucb, c_visits, c_score in await self._fetch(
-                MINIMAX_EDGES_SQL, (book_id, to_signed(key))):
+        for move, child, prior, c_value, c_lcb, c_ucb, c_visits, c_score in (row[13:] for row in rows):
+            if move is None:
+                continue
             node.edges[move] = (to_unsigned(child), prior)
             if c_value is not None:
                 children[to_unsigned(child)] = ChildBounds(c_value, c_lcb, c_ucb, c_visits, c_score)
