@@ -58,7 +58,7 @@ class MinimaxConstants:
 CONSTANTS = MinimaxConstants()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RootMove:
     move: int  # canonical point, PASS
     visits: int
@@ -85,7 +85,7 @@ def parse_root_moves(text: str) -> list[RootMove]:
     return out
 
 
-@dataclass
+@dataclass(slots=True)
 class Node:
     """A node as the functions here read it (``node_from_row``: from ``obook.store.minimax``'s rows)."""
 
@@ -136,7 +136,7 @@ def node_from_row(row) -> Node:
                 play_policy=parse_play_policy(row.play_policy))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Bounds:
     value: float
     lcb: float

@@ -206,18 +206,27 @@ class ReachIndex:
 
     def _rank(self, key: int) -> None:
         """Bring ``key``'s candidates' costs in the sorted list up to date (the lower colour's)."""
-        ranked = self.by_node.setdefault(key, set())
-        for move in set(self.extra[0].get(key, {})) | set(self.extra[1].get(key, {})) | ranked:
-            cost = min((self.dist[c][key] + self.extra[c][key][move] for c in COLOURS
-                        if key in self.dist[c] and move in self.extra[c].get(key, {})), default=None)
+        costs: dict[int, float] = {}
+        for colour in COLOURS:
+            d = self.dist[colour].get(key)
+            if d is None:
+                continue
+            for move, w in self.extra[colour].get(key, {}).items():
+                if d + w < costs.get(move, math.inf):
+                    costs[move] = d + w
+        ranked = self.by_node.get(key, ())
+        for move in ranked:
+            if move not in costs:
+                self.ranked.remove((self.best.pop((key, move)), key, move))
+        for move, cost in costs.items():
             old = self.best.get((key, move))
             if old == cost:
                 continue
             if old is not None:
                 self.ranked.remove((old, key, move))
-                ranked.discard(move)
-                del self.best[(key, move)]
-            if cost is not None:
-                self.best[(key, move)] = cost
-                self.ranked.add((cost, key, move))
-                ranked.add(move)
+            self.best[(key, move)] = cost
+            self.ranked.add((cost, key, move))
+        if costs:
+            self.by_node[key] = set(costs)
+        else:
+            self.by_node.pop(key, None)
