@@ -1,16 +1,19 @@
 """What the store and the scheduler of a minimax book sustain, with the search taken out (issue 31).
 
     python benchmarks/minimax_coordination.py [--db URL] [--workers 1,2,4] [--stages 1000,10000]
-        [--search-ms 0] [--size 9]
+        [--search-ms 0] [--size 9] [--scheduler driver|workers]
 
 N worker processes grow one ``reach`` book through the real protocol (``obook.store.jobs`` leases,
 ``Expander.advance``: the commit with its incremental back-up, ``BookKind.top_up``: the reach
 index's scheduling), each with a search stub of fixed cost (``--search-ms``) that returns a random
 spread of visits over up to 8 legal moves, so that what is measured is the store's and the
 scheduler's cost. For each stage (the book's expansions done) and each number of workers it prints
-expansions a second, the commit's and the schedule's latency (p50, p99, in ms), and the peak RSS of
-a worker. Every stage ends with ``obook verify``'s check of the whole book (bounds equal to a back-up
-from scratch). PostgreSQL by default (``OBOOK_TEST_DATABASE_URL`` or the machine's ``test``
+expansions a second, the commit's and the schedule's latency (p50, p99, in ms; with the driver, its
+step: the units counted and the next expansions scheduled), and the peak RSS of a worker and of the
+driver. ``--scheduler driver`` (the default) schedules in one process, as the grid's driver does (the
+workers only claim and expand; they hold no reach index); ``--scheduler workers`` lets each worker
+schedule when it finds nothing to claim, as an embedded build does. Every stage ends with
+``obook verify``'s check of the whole book (bounds equal to a back-up from scratch). PostgreSQL by default (``OBOOK_TEST_DATABASE_URL`` or the machine's ``test``
 database); a fresh database per run.
 """
 
@@ -66,7 +69,7 @@ class StubSearch(Player):
                             moves, [best])
 
 
-def worker(db: str, book_name: str, target: int, search_seconds: float, out: mp.Queue) -> None:
+def worker(db: str, book_name: str, target: int, search_seconds: float, schedules_too: bool, out: mp.Queue) -> None:
     from obook.book.kinds import book_kind
     from obook.book.library import open_book_store
     from obook.store.books import get_book
@@ -97,23 +100,61 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, out: mp.
     while True:
         held = expander.claim()
         if held is None:
-            started = time.perf_counter()
-            created = kind.top_up(store, book, target, 1)
-            schedules.append(time.perf_counter() - started)
-            if created:
-                continue
+            if schedules_too:
+                started = time.perf_counter()
+                created = kind.top_up(store, book, target, 1)
+                schedules.append(time.perf_counter() - started)
+                if created:
+                    continue
             with store.read() as conn:
-                if not kind.counts(conn, book).open:
-                    break
-            time.sleep(0.01)
+                counts = kind.counts(conn, book)
+            if not counts.open and counts.done + counts.set_aside >= target:
+                break
+            if schedules_too and not counts.open:
+                break
+            time.sleep(0.01 if schedules_too else 0.002)
             continue
         try:
             expander.advance(held)
             done += 1
         except LeaseLost:
             pass
-    out.put({"done": done, "commits": commits, "schedules": schedules,
+    out.put({"role": "worker", "done": done, "commits": commits, "schedules": schedules,
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) -> None:
+    """The grid driver's scheduling (``obook.grid.driver.Driver.step`` without the broker): count the
+    book's units, and top up the open ones to the live workers plus a margin; each step timed."""
+    from obook.book.kinds import book_kind
+    from obook.book.library import open_book_store
+    from obook.grid.driver import wanted_in_flight
+    from obook.store.books import get_book
+    from obook.store.db import forget_stores
+
+    forget_stores()
+    store = open_book_store(db)
+    with store.read() as conn:
+        book = get_book(conn, book_name)
+    kind = book_kind(book)
+    wanted = wanted_in_flight(workers, 2)
+    steps = []
+    while True:
+        started = time.perf_counter()
+        with store.read() as conn:
+            counts = kind.counts(conn, book)
+        accounted = counts.done + counts.set_aside
+        if accounted >= target and not counts.open:
+            break
+        created = []
+        if counts.open < wanted and accounted + counts.open < target:
+            created = kind.top_up(store, book, target, wanted - counts.open)
+            steps.append(time.perf_counter() - started)
+            if not created and not counts.open:
+                break
+        if not created:
+            time.sleep(0.002)
+    out.put({"role": "driver", "steps": steps, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -130,6 +171,9 @@ def main() -> int:
     parser.add_argument("--stages", default="1000,3000")
     parser.add_argument("--search-ms", type=float, default=0.0)
     parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--scheduler", choices=("workers", "driver"), default="driver",
+                        help="driver: one process schedules, as the grid's driver (default); workers: each worker "
+                             "schedules when it finds nothing to claim, as an embedded build")
     args = parser.parse_args()
     from obook.book.library import BookSettings, ensure_book, open_book_store, verify_minimax
     from tests.conftest import fresh_postgres_database
@@ -143,18 +187,24 @@ def main() -> int:
             for stage in [int(s) for s in args.stages.split(",")]:
                 queue: mp.Queue = mp.get_context("spawn").Queue()
                 context = mp.get_context("spawn")
-                processes = [context.Process(target=worker, args=(url, "coord", stage, args.search_ms / 1000, queue))
+                by_driver = args.scheduler == "driver"
+                processes = [context.Process(target=worker, args=(url, "coord", stage, args.search_ms / 1000,
+                                                                  not by_driver, queue))
                              for _ in range(workers)]
+                if by_driver:
+                    processes.append(context.Process(target=driver, args=(url, "coord", stage, workers, queue)))
                 started = time.perf_counter()
                 for p in processes:
                     p.start()
-                results = [queue.get() for _ in processes]
+                everything = [queue.get() for _ in processes]
+                results = [r for r in everything if r["role"] == "worker"]
+                driven = [r for r in everything if r["role"] == "driver"]
                 for p in processes:
                     p.join()
                 elapsed = time.perf_counter() - started
                 done = sum(r["done"] for r in results)
                 commits = [c for r in results for c in r["commits"]]
-                schedules = [s for r in results for s in r["schedules"]]
+                schedules = [s for r in results for s in r["schedules"]] + [s for r in driven for s in r["steps"]]
                 check = verify_minimax(store, book)
                 print(json.dumps({
                     "workers": workers, "book_expansions": stage, "nodes": check.nodes, "expansions": done,
@@ -163,7 +213,9 @@ def main() -> int:
                     "commit_ms_p99": round(1000 * percentile(commits, 0.99), 2),
                     "schedule_ms_p50": round(1000 * statistics.median(schedules), 2) if schedules else None,
                     "schedule_ms_p99": round(1000 * percentile(schedules, 0.99), 2) if schedules else None,
+                    "scheduler": args.scheduler,
                     "worker_rss_mb": round(max(r["rss_mb"] for r in results), 1),
+                    "driver_rss_mb": round(driven[0]["rss_mb"], 1) if driven else None,
                     "verify_clean": check.clean,
                 }), flush=True)
     return 0
