@@ -209,6 +209,7 @@ class Expansion(Base):
     __table_args__ = (
         UniqueConstraint("book_id", "position_key", "generation", name="uq_expansions_node_generation"),
         Index("ix_expansions_book_status", "book_id", "status"),
+        Index("ix_expansions_book_id", "book_id", "id"),  # what a scheduler has not read yet
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
