@@ -241,8 +241,8 @@ class BookService:
     async def _answer_on_loop(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer | None:
         """A book's answer on the event loop, when everything but its statistics (or its node) is in
         memory (the book's row, a generation checked less than ``fresh_seconds`` ago): a compiled
-        replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` (two for a
-        minimax book's node and its children's bounds) on the
+        replay of some microseconds (``obook.book.lookup.replay_moves``) and one ``SELECT`` (for a
+        minimax book, its node joined to its edges and their children's bounds) on the
         loop's own connections (``AsyncStatsReader``). Handing that to a thread and back would cost
         more than the work (issue 20, item 9). ``None``: the threads answer (on SQLite, or to read
         the book or check its generation)."""

@@ -13,7 +13,6 @@ import numpy as np
 from api.schemas import (
     BookOut,
     BookProgress,
-    CandidateOut,
     GameOut,
     GrowthPointOut,
     InFlightGame,
@@ -88,16 +87,17 @@ def move_out(found: LookupOut) -> MoveOut:
 
 def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
     """A minimax book's lookup in the service's form: each candidate's minimax value, bounds and
-    prior (``winrate`` is the value, ``share`` the prior; no games)."""
+    prior (``winrate`` is the value, ``share`` the prior; no games). The candidates go in as dicts,
+    validated with the answer in one call (as the stones: ``api.service.stone_dicts``) rather than a
+    ``CandidateOut`` each (65 -> 53 us with the document, six candidates on average)."""
     doc = minimax_document(found)
-    usage = doc["usage_move"]
-    candidates = [CandidateOut(move=c["move"], games=0, wins=0, draws=0, winrate=c["value"], share=c["prior"],
-                               usage=c["usage"], coevolution=False, value=c["value"], lcb=c["lcb"], ucb=c["ucb"],
-                               prior=c["prior"], visits=c["visits"], score_mean=c["score_mean"])
+    candidates = [{"move": c["move"], "games": 0, "wins": 0, "draws": 0, "winrate": c["value"], "share": c["prior"],
+                   "usage": c["usage"], "coevolution": False, "value": c["value"], "lcb": c["lcb"], "ucb": c["ucb"],
+                   "prior": c["prior"], "visits": c["visits"], "score_mean": c["score_mean"]}
                   for c in doc["candidates"]]
     return LookupOut(book=doc["book"], size=doc["size"], moves=doc["moves"], to_move=doc["to_move"],
                      move_number=doc["move_number"], in_book=doc["in_book"], games=0, candidates=candidates,
-                     usage_move=usage, coevolution_move=None, stones=board, algorithm=doc["algorithm"],
+                     usage_move=doc["usage_move"], coevolution_move=None, stones=board, algorithm=doc["algorithm"],
                      value=doc["value"], lcb=doc["lcb"], ucb=doc["ucb"], own_value=doc["own_value"],
                      own_move=doc["own_move"])
 

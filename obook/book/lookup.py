@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Callable, Protocol, Sequence
+from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
-from obook.book.minimax import book_move, edge_views, node_from_row, own_bounds
+from obook.book.minimax import book_edges, chosen_edge, own_bounds_of, stored_best_new
 from obook.book.rules import (
     BetaSampler,
     BoardView,
@@ -74,7 +74,8 @@ class ReplayedPosition:
         return untransform_point(point, symmetry, self.size)
 
     def vertex(self, point: int) -> str:
-        return format_vertex(point, self.size)
+        name = _vertex_names(self.size).get(point)
+        return name if name is not None else format_vertex(point, self.size)  # off the board: its error
 
 
 @lru_cache(maxsize=None)
@@ -202,9 +203,9 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
 # ---- minimax books ------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MinimaxCandidate:
-    """A book move of a minimax book in the caller's orientation, from the mover's side."""
+class MinimaxCandidate(NamedTuple):
+    """A book move of a minimax book in the caller's orientation, from the mover's side (a named
+    tuple: made for every book move of every lookup, it costs a third of a frozen dataclass)."""
 
     point: int
     vertex: str
@@ -238,33 +239,40 @@ ReadNode = Callable[[int], "tuple[object, dict] | None"]  # key -> (NodeRow, chi
 
 def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNode) -> MinimaxLookup:
     """A minimax book's answer in ``position``: its book moves with their bounds, the value of
-    leaving the book, and the move playing from the book takes (``minimax.book_move``)."""
+    leaving the book, and the move playing from the book takes (``minimax.book_move``).
+
+    It reads of the stored node only what it shows: its search's root moves up to the best one
+    outside the book (``minimax.stored_best_new``), not all of them (``node_from_row``), and its
+    book moves once (``book_edges``) for both the list and the choice (``chosen_edge``)."""
     found = MinimaxLookup(book, position)
     key, symmetry = position.canonical()
     read = read_node(key)
     if read is None:
         return found
     stored, children = read
-    node = node_from_row(stored)
-    own = own_bounds(node)
-    best_new = node.best_new()
+    best_new = stored_best_new(stored)
+    own = own_bounds_of(best_new)
     found.own_value = own.value
     found.own_move = (position.vertex(PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry))
                       if best_new is not None else None)
     found.value, found.lcb, found.ucb = stored.value, stored.lcb, stored.ucb
-    chosen = book_move(node, children)
-    for e in edge_views(node, children):
+    edges = book_edges(stored.edges, children)
+    chosen = chosen_edge(edges, own)
+    black = position.to_move == BLACK
+    for e in edges:
+        # the stored move is legal in the position it was searched in; this one may have reached
+        # the same canonical position by another path, where superko can forbid it: checked here
         point = position.from_canonical(e.move, symmetry)
         if not position.is_legal(point):
             continue
-        child = children.get(e.child)
+        child = children[e.child]  # book_edges keeps the edges whose child has bounds
         score = getattr(child, "score_mean", None)
-        if score is not None and position.to_move != BLACK:
+        if score is not None and not black:
             score = -score
         candidate = MinimaxCandidate(point, position.vertex(point), e.value, e.lcb, e.ucb, e.prior,
                                      getattr(child, "visits", 0), score)
         found.candidates.append(candidate)
-        if chosen is not None and e.move == chosen.move:
+        if e is chosen:
             found.usage = candidate
     return found
 

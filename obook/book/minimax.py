@@ -32,6 +32,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import Iterable, Iterator, NamedTuple
 
 from obook.go.board import PASS
 
@@ -77,12 +78,21 @@ def parse_play_policy(text: str) -> list[tuple[int, float]]:
     return [(int(move), float(share)) for move, share in (item.split(":") for item in text.split())]
 
 
-def parse_root_moves(text: str) -> list[RootMove]:
-    out = []
+def iter_root_moves(text: str) -> Iterator[RootMove]:
+    """The root moves of a stored search ("move:visits:winrate ..."), parsed one at a time."""
     for item in text.split():
         move, visits, winrate = item.split(":")
-        out.append(RootMove(int(move), int(visits), float(winrate)))
-    return out
+        yield RootMove(int(move), int(visits), float(winrate))
+
+
+def parse_root_moves(text: str) -> list[RootMove]:
+    return list(iter_root_moves(text))
+
+
+def first_new(root_moves: Iterable[RootMove], edges) -> RootMove | None:
+    """The first of a search's root moves (ranked by the most visited copy) that is not one of the
+    book moves ``edges`` now: the best move outside the book."""
+    return next((m for m in root_moves if m.move not in edges), None)
 
 
 @dataclass(slots=True)
@@ -106,7 +116,7 @@ class Node:
 
     def best_new(self) -> RootMove | None:
         """The first move of its search (ranked by the most visited copy) not in the book now."""
-        return next((m for m in self.root_moves if m.move not in self.edges), None)
+        return first_new(self.root_moves, self.edges)
 
     def prior(self, move: int) -> float:
         """A move's share of the visits of a search of this node with nothing excluded, estimated
@@ -136,6 +146,12 @@ def node_from_row(row) -> Node:
                 play_policy=parse_play_policy(row.play_policy))
 
 
+def stored_best_new(row) -> RootMove | None:
+    """``node_from_row(row).best_new()`` of a stored node, its search's root moves parsed only up to
+    that move: all a lookup needs of them (a root searched at 78 moves has a few in the book)."""
+    return first_new(iter_root_moves(row.policy), row.edges)
+
+
 @dataclass(frozen=True, slots=True)
 class Bounds:
     value: float
@@ -145,7 +161,11 @@ class Bounds:
 
 def own_error(node: Node, constants: MinimaxConstants = CONSTANTS) -> float:
     """The error of the node's own value: sampling noise and the floor (0 with no move outside)."""
-    best = node.best_new()
+    return own_error_of(node.best_new(), constants)
+
+
+def own_error_of(best: RootMove | None, constants: MinimaxConstants = CONSTANTS) -> float:
+    """``own_error`` of a node whose best move outside the book is ``best``."""
     if best is None:
         return 0.0
     w = best.winrate
@@ -155,10 +175,14 @@ def own_error(node: Node, constants: MinimaxConstants = CONSTANTS) -> float:
 def own_bounds(node: Node, constants: MinimaxConstants = CONSTANTS) -> Bounds:
     """What the player to move gets by leaving the book at ``node``: the best move outside it.
     No such move (every legal move is in the book): nothing, 0."""
-    best = node.best_new()
+    return own_bounds_of(node.best_new(), constants)
+
+
+def own_bounds_of(best: RootMove | None, constants: MinimaxConstants = CONSTANTS) -> Bounds:
+    """``own_bounds`` of a node whose best move outside the book is ``best``."""
     if best is None:
         return Bounds(0.0, 0.0, 0.0)
-    w, error = best.winrate, own_error(node, constants)
+    w, error = best.winrate, own_error_of(best, constants)
     return Bounds(w, max(0.0, w - constants.z * error), min(1.0, w + constants.z * error))
 
 
@@ -201,9 +225,9 @@ def _node_bounds(node: Node, values: dict[int, Bounds], constants: MinimaxConsta
     return Bounds(value, lcb, ucb)
 
 
-@dataclass(frozen=True)
-class EdgeView:
-    """A book move from the mover's side: its child's bounds turned around."""
+class EdgeView(NamedTuple):
+    """A book move from the mover's side: its child's bounds turned around. (A named tuple: a
+    lookup makes one per book move, in a third of a frozen dataclass's time.)"""
 
     move: int
     child: int
@@ -215,8 +239,13 @@ class EdgeView:
 
 def edge_views(node: Node, values: dict[int, Bounds]) -> list[EdgeView]:
     """The node's book moves, best value first."""
+    return book_edges(node.edges, values)
+
+
+def book_edges(edges: dict[int, tuple[int, float]], values: dict[int, Bounds]) -> list[EdgeView]:
+    """``edge_views`` of a node whose book moves are ``edges`` (move -> (child, prior))."""
     out = []
-    for move, (child, prior) in node.edges.items():
+    for move, (child, prior) in edges.items():
         b = values.get(child)
         if b is not None:
             out.append(EdgeView(move, child, prior, 1 - b.value, 1 - b.ucb, 1 - b.lcb))
@@ -233,11 +262,16 @@ def book_move(node: Node, values: dict[int, Bounds], constants: MinimaxConstants
     docs/book.md): a book move's bounds are backed up through the opponent's best of several noisy
     replies at every level, so the more a move is explored the lower they sink, and a book of 1,300
     expansions left itself at the root for a move searched once. Leaving needs evidence."""
-    edges = edge_views(node, values)
+    return chosen_edge(edge_views(node, values), own_bounds(node, constants))
+
+
+def chosen_edge(edges: list[EdgeView], own: Bounds) -> EdgeView | None:
+    """``book_move`` of a node whose book moves are ``edges`` (``edge_views``, best value first) and
+    whose own bounds are ``own``."""
     if not edges:
         return None
     best = edges[0]
-    return best if best.value >= own_bounds(node, constants).lcb else None
+    return best if best.value >= own.lcb else None
 
 
 def _cheapest_first(nodes: dict[int, Node], root: int, steps) -> None:

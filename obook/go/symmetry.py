@@ -91,13 +91,23 @@ def canonical_key(board) -> tuple[int, int]:
     return int(key), int(s)
 
 
+@lru_cache(maxsize=None)
+def _point_maps(size: int) -> tuple[tuple[int, ...], ...]:
+    """``symmetry_maps`` as tuples of ints: a point moved by Python indexing (``untransform_point``
+    0.18 us, 0.49 with a numpy element read and its conversion; a lookup moves each candidate)."""
+    return tuple(tuple(row) for row in symmetry_maps(size).tolist())
+
+
+_INVERSE = tuple(INVERSE.tolist())
+
+
 def transform_point(point: int, s: int, size: int) -> int:
     """Apply symmetry ``s`` to a point (PASS stays PASS)."""
     if point == PASS:
         return PASS
-    return int(symmetry_maps(size)[s, point])
+    return _point_maps(size)[s][point]
 
 
 def untransform_point(point: int, s: int, size: int) -> int:
     """Undo symmetry ``s``: the inverse of ``transform_point``."""
-    return transform_point(point, int(INVERSE[s]), size)
+    return transform_point(point, _INVERSE[s], size)

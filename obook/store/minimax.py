@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from sqlalchemy import Connection, bindparam, func, select, update
 
@@ -52,9 +53,9 @@ class NodeRow:
     edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # move -> (child key, prior)
 
 
-@dataclass(frozen=True)
-class ChildBounds:
-    """A child's stored bounds, with what a lookup shows beside them."""
+class ChildBounds(NamedTuple):
+    """A child's stored bounds, with what a lookup shows beside them (a named tuple: a lookup reads
+    one per book move)."""
 
     value: float
     lcb: float

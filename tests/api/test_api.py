@@ -662,7 +662,7 @@ def test_shutdown_closes_the_event_loops_connections(postgres_url):
         client.get("/v1/books/demo/lookup")  # the threads read the book
         assert client.get("/v1/books/demo/lookup", params={"moves": "E5"}).status_code == 200  # on the loop
         (pool,) = service.async_reader._pools.values()
-        connections = list(pool.idle)
+        connections = [cursor.connection for cursor in pool.idle]  # the pool keeps a cursor of each
         assert connections and not any(c.closed for c in connections)
     assert all(c.closed for c in connections)
     assert not service.async_reader._pools

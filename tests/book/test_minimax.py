@@ -41,6 +41,19 @@ def test_own_value_is_the_best_move_outside_the_book():
     assert own_bounds(everything, FLOOR) == Bounds(0.0, 0.0, 0.0)
 
 
+def test_a_lookup_parses_the_root_moves_only_up_to_the_best_new_one():
+    from obook.book.minimax import node_from_row, stored_best_new
+    from obook.store.minimax import NodeRow
+
+    row = NodeRow(key=1, moves="", policy="10:900:0.6 11:100:0.5 12:50:0.4", searched_edges=1, excluded_prior=0.0,
+                  play_policy="", value=0.6, lcb=0.5, ucb=0.7, edges={10: (2, 0.9)})
+    assert stored_best_new(row) == node_from_row(row).best_new() == RootMove(11, 100, 0.5)
+    row.policy += " not-read"
+    assert stored_best_new(row) == RootMove(11, 100, 0.5)
+    row.policy, row.edges = "10:900:0.6 11:100:0.5", {10: (2, 0.9), 11: (3, 0.1)}
+    assert stored_best_new(row) is None and node_from_row(row).best_new() is None
+
+
 def test_values_are_backed_up_by_negamax_with_bounds_over_a_dag():
     # root -> a (move 1), root -> b (move 2); a and b both lead to the transposition t
     nodes = {

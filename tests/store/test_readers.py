@@ -86,3 +86,51 @@ def test_the_async_stats_reader_names_an_unreachable_server():
         assert reader._pools[asyncio.get_running_loop()].count == 0  # a failed connection is not counted
 
     asyncio.run(read())
+
+
+def test_minimax_nodes_are_read_as_the_store_reads_them(store):
+    """A minimax node with its edges and children's bounds, from the threads' reader and (on
+    PostgreSQL) the event loop's, as ``obook.store.minimax.node_reader`` reads it: a node with edges
+    (one to a child not stored), one without, keys above 2**63, and a key not in the book."""
+    import asyncio
+
+    from obook.store.db import to_signed
+    from obook.store.minimax import EDGES, NODES, node_reader
+
+    book = new_book(store, "m")
+    root, child, leaf, missing = (1 << 64) - 3, 5, (1 << 63) + 9, (1 << 64) - 11
+
+    def node(key, moves, value, score=None):
+        return dict(book_id=book.id, position_key=to_signed(key), moves=moves, own_value=0.3, own_error=0.05,
+                    own_visits=40, best_new=12, policy="30:60:0.52 12:40:0.3", play_policy="30:0.6 12:0.4",
+                    score_mean=score, value=value, lcb=value - 0.1, ucb=value + 0.1, playouts=100)
+
+    with store.write() as conn:
+        conn.execute(NODES.insert(), [node(root, "", 0.52, 1.5), node(child, "D4", 0.48), node(leaf, "D4 E5", 0.4)])
+        conn.execute(EDGES.insert(), [dict(book_id=book.id, parent_key=to_signed(root), move=30,
+                                           child_key=to_signed(child), prior=0.6),
+                                      dict(book_id=book.id, parent_key=to_signed(root), move=12,
+                                           child_key=to_signed(missing), prior=0.4),
+                                      dict(book_id=book.id, parent_key=to_signed(child), move=20,
+                                           child_key=to_signed(leaf), prior=1.0)])
+    keys = [root, child, leaf, missing]
+    with store.read() as conn:
+        read = node_reader(conn, book.id)
+        expected = [read(key) for key in keys]
+    assert expected[0][0].edges == {30: (child, 0.6), 12: (missing, 0.4)} and set(expected[0][1]) == {child}
+    assert expected[2][0].edges == {} and expected[2][1] == {} and expected[3] is None
+    reader = StatsReader(store, pool_size=1)
+    try:
+        assert [reader.minimax_node(book.id, key) for key in keys] == expected
+    finally:
+        reader.dispose()
+    if not store.is_sqlite:
+        loop_reader = AsyncStatsReader(store, pool_size=1)
+
+        async def read_all():
+            try:
+                return [await loop_reader.minimax_node(book.id, key) for key in keys]
+            finally:
+                await loop_reader.close()
+
+        assert asyncio.run(read_all()) == expected
