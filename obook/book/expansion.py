@@ -141,9 +141,10 @@ class Expander:
         if key != job.key:
             raise ValueError(f"expansion {job.id}: its moves reach key {key:x}, not {job.key:x}")
         children = {}  # the child of the move to add, when the expansion names it: read with the node
-        if job.move is not None and job.move != PASS and position.is_legal(position.from_canonical(job.move, symmetries[0])):
+        named = position.from_canonical(job.move, symmetries[0]) if job.move not in (None, PASS) else None
+        if named is not None and position.is_legal(named):
             after = position.copy()
-            after.play(position.from_canonical(job.move, symmetries[0]))
+            after.play(named)
             children[job.move] = (after, *canonical_view(after))
         with self.store.read() as conn:
             rows = read_nodes(conn, self.book.id, [key] + [child_key for _, child_key, _ in children.values()])

@@ -160,7 +160,12 @@ def stored_figures(conn: Connection, book_id: int) -> dict[int, NodeFigures]:
 
 
 _WRITE_FIGURES = update(NODES).where(NODES.c.book_id == bindparam("b_book"), NODES.c.position_key == bindparam("b_key"))
-_LAST_CHANGE = select(func.max(NODES.c.seq)).where(NODES.c.book_id == bindparam("b_book"))
+def _last_seq(book_id):
+    """The book's last change number (NULL: none), for ``book_id`` a value or a bound parameter."""
+    return select(func.max(NODES.c.seq)).where(NODES.c.book_id == book_id)
+
+
+_LAST_CHANGE = _last_seq(bindparam("b_book"))
 
 
 def write_figures(conn: Connection, book_id: int, figures: dict[int, NodeFigures], seq: int | None = None) -> None:
@@ -388,7 +393,7 @@ def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: Se
     edges, exists, child_stored, last_seq = conn.execute(select(
         _edge_count(job.book_id, job.key), _node_count(job.book_id, job.key),
         _node_count(job.book_id, edge.child_key if edge is not None else job.key),
-        select(func.max(NODES.c.seq)).where(NODES.c.book_id == job.book_id).scalar_subquery())).one()
+        _last_seq(job.book_id).scalar_subquery())).one()
     exists, child_stored = exists > 0, edge is not None and child_stored > 0
     if edges == job.generation and (parent is not None or exists):
         seq = (last_seq or 0) + 1
