@@ -357,6 +357,10 @@ def build_minimax_book(url: str, rows: int, games: int, chunk: int = 20000) -> l
         raw.commit()
     finally:
         raw.close()
+    from obook.store.minimax import count_done, set_done_counter
+
+    with store.write() as conn:  # what the applies that grew the book would have counted
+        set_done_counter(conn, book.id, count_done(conn, book.id))
     # VACUUM as well as ANALYZE: the service's freshness check counts the done expansions, an
     # index-only scan once the visibility map is set, as autovacuum sets it on a book built for days
     with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:

@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, back_up, node_from_row, own_bounds,
                                 own_error)
-from obook.store.minimax import (NodeFigures, back_up_row, load_node_rows, next_seq, parents_of, read_nodes,
+from obook.store.minimax import (NodeFigures, back_up_rows, load_node_rows, next_seq, parents_of, read_nodes,
                                  stored_figures, write_figures)
 
 
@@ -51,9 +51,13 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
     recomputed from its search and its children's stored bounds, then every parent of a node whose
     figures changed, deepest first, until nothing changes. On the book's acyclic graph (the commit
     keeps it so) this is ``back_up`` exactly: a node's figures are a function of its own search and
-    its children's. Returns how many nodes it wrote. A book that already holds a cycle (stored
-    before edges were kept acyclic) is recomputed whole once a node comes back ``limit`` times."""
-    searched = {key: node_from_row(row) for key, row in read_nodes(conn, book_id, changed).items()}
+    its children's. The nodes of one depth are read, written and followed to their parents together
+    (three statements a level, however many expansions are applied at once). Returns how many nodes
+    it wrote. A book that already holds a cycle (stored before edges were kept acyclic) is
+    recomputed whole once a node comes back ``limit`` times."""
+    if not changed:
+        return 0
+    searched = {key: node_from_row(row) for key, row in read_nodes(conn, book_id, list(set(changed))).items()}
     heap = []
     queued = set()
     for key, node in searched.items():
@@ -63,23 +67,32 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
     seq = None  # one change for the whole back-up
     visits: dict[int, int] = {}
     while heap:
-        _, key = heapq.heappop(heap)
-        queued.discard(key)
-        visits[key] = visits.get(key, 0) + 1
-        if visits[key] > limit:  # around a cycle
-            return written + write_back_up(conn, book_id, constants)
-        stored = back_up_row(conn, book_id, key)
-        if stored is None:
-            continue
-        figures = _figures(searched.get(key), stored, constants)
-        if figures == stored.figures:
+        depth = heap[0][0]
+        level = []
+        while heap and heap[0][0] == depth:
+            key = heapq.heappop(heap)[1]
+            queued.discard(key)
+            visits[key] = visits.get(key, 0) + 1
+            if visits[key] > limit:  # around a cycle
+                return written + write_back_up(conn, book_id, constants)
+            level.append(key)
+        stored_rows = back_up_rows(conn, book_id, level)
+        figures = {}
+        for key in level:
+            stored = stored_rows.get(key)
+            if stored is None:
+                continue
+            new = _figures(searched.get(key), stored, constants)
+            if new != stored.figures:
+                figures[key] = new
+        if not figures:
             continue
         seq = next_seq(conn, book_id) if seq is None else seq
-        write_figures(conn, book_id, {key: figures}, seq)
-        written += 1
-        for parent, depth in parents_of(conn, book_id, key):
+        write_figures(conn, book_id, figures, seq)
+        written += len(figures)
+        for parent, parent_depth in parents_of(conn, book_id, list(figures)):
             if parent not in queued:
-                heapq.heappush(heap, (-depth, parent))
+                heapq.heappush(heap, (-parent_depth, parent))
                 queued.add(parent)
     return written
 

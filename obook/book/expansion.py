@@ -11,8 +11,10 @@ An expansion of node X (a leased row of ``expansions``, see ``obook.store.minima
    the book already (a transposition or a symmetric copy); in a ``reach`` book a new node is also
    searched ``play_searches`` times at the play budget, nothing excluded, whose mean visit shares
    are its play policy (the opponent's model);
-3. one transaction stores the searches and the edge and runs the back-up over the nodes it changed
-   and their ancestors (``obook.book.backup.back_up_after``).
+3. the result (the searches and the edge) is staged while the lease holds, then applied under the
+   book's lock with every other result staged meanwhile, in one transaction that runs the back-up
+   over the nodes they changed and their ancestors (``obook.store.minimax.apply_staged``,
+   ``obook.book.backup.back_up_after``).
 
 An expansion is a unit of leased work like a game (``obook.store.jobs``): ``Expander`` is its
 worker (``obook.book.kinds``), run by the same worker loop, grid task and driver as self-play.
@@ -55,8 +57,8 @@ from obook.store import jobs
 from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store
 from obook.store.leases import ExpansionLease, LeaseLost, new_worker_id
-from obook.store.minimax import (ExpansionRow, NewEdge, NodeRow, SearchedNode, node_exists, read_nodes,
-                                 schedule_expansion, scheduled)
+from obook.store.minimax import (ExpansionRow, NewEdge, NodeRow, SearchedNode, StagedResult, apply_staged,
+                                 node_exists, read_nodes, schedule_expansion, scheduled)
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +138,13 @@ class Expander:
 
     def expand(self, job: ExpansionRow) -> bool:
         """Run ``job`` and store it; True when stored, ``LeaseLost`` when it is no longer ours."""
+        result = self.prepare(job)
+        self.lease.commit(job, result, lambda conn, book_id, changed: back_up_after(conn, book_id, changed,
+                                                                                    self.constants))
+        return True
+
+    def prepare(self, job: ExpansionRow) -> StagedResult:
+        """``job``'s searches and the edge it adds, read from the book as stored now; nothing written."""
         position = replay(self.book.size, self.book.komi, self.book.superko, list(job.moves))
         key, symmetries = canonical_view(position)
         if key != job.key:
@@ -186,10 +195,7 @@ class Expander:
                                      self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
                                      ENGINE_VERSION, format_play_policy(play_policy) if play_policy is not None else None,
                                      self.score(job, after))
-        changed = [job.key] + ([child.key] if child is not None else [])
-        self.lease.commit(job, parent, edge, child,
-                          lambda conn, book_id: back_up_after(conn, book_id, changed, self.constants))
-        return True
+        return StagedResult(parent, edge, child)
 
     def score(self, job: ExpansionRow, position: Position) -> float:
         """Black's mean area score less komi over ``score_playouts`` playouts of the book's policy
@@ -264,10 +270,12 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     number of edges (the root first, when the book is empty), never more than ``target`` done,
     pending and set aside in all (an expansion set aside is not replaced, as a game is not).
     Under the book's lock: two schedulers never pick the same node (and the table's unique key
-    would refuse it). A ``reach`` book's candidates come from this process's ``ReachIndex``, which
+    would refuse it). Results staged and not applied (their worker died between the two) are
+    applied first. A ``reach`` book's candidates come from this process's ``ReachIndex``, which
     reads only what changed since it last looked; a ``cost`` book (KataGo's order, kept as the
     baseline it was measured against) is reloaded whole. Returns the new ids."""
     lock_book(conn, book.id)
+    apply_staged(conn, book.id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
     index = None
     if book.expansion == "reach":
         index = reach_index(conn, book, constants)

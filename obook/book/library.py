@@ -21,7 +21,7 @@ from obook.store.db import Store, StoreError, open_store
 from obook.store.faults import kill_point
 from obook.store.games import finished_games
 from obook.store.migrate import upgrade
-from obook.store.minimax import node_reader, stored_figures
+from obook.store.minimax import count_done, done_counter, node_reader, set_done_counter, stored_figures
 from obook.store.stats import all_scores, all_stats, replace_stats, rows_reader
 from obook.store.urls import missing_sqlite_file
 
@@ -247,16 +247,19 @@ class MinimaxVerification:
     differences: list[tuple[int, object, object]]  # (key, recomputed figures, stored figures)
     dangling: list[tuple[int, int, int]]  # edges to a node that is not stored: (parent key, move, child key)
     repaired: bool = False
+    done_counted: int = 0  # expansions done, counted
+    done_counter: int = 0  # the book's count of them (``books.expansions_done``)
 
     @property
     def clean(self) -> bool:
-        return not (self.differences or self.dangling)
+        return not (self.differences or self.dangling) and self.done_counted == self.done_counter
 
 
 def verify_minimax(store: Store, book: BookInfo, repair: bool = False) -> MinimaxVerification:
     """Recompute every node's backed-up figures from the stored searches and edges (one snapshot:
-    the book's lock, so no expansion commits meanwhile) and compare with the stored ones; with
-    ``repair`` write the recomputed ones in the same transaction."""
+    the book's lock, so no expansion commits meanwhile) and compare with the stored ones, and the
+    book's count of expansions done with the done ones; with ``repair`` write the recomputed ones
+    in the same transaction."""
     with store.write() as conn:
         lock_book(conn, book.id)
         nodes = load_nodes(conn, book.id)
@@ -264,7 +267,10 @@ def verify_minimax(store: Store, book: BookInfo, repair: bool = False) -> Minima
         stored = stored_figures(conn, book.id)
         differences = [(k, f, stored.get(k)) for k, f in figures.items() if stored.get(k) != f]
         dangling = [(k, m, c) for k, n in nodes.items() for m, (c, _) in n.edges.items() if c not in nodes]
+        counted, counter = count_done(conn, book.id), done_counter(conn, book.id)
         if repair and differences:
             write_back_up(conn, book.id)
+        if repair and counted != counter:
+            set_done_counter(conn, book.id, counted)
     return MinimaxVerification(len(nodes), sum(len(n.edges) for n in nodes.values()), differences, dangling,
-                               repair and bool(differences))
+                               repair and (bool(differences) or counted != counter), counted, counter)

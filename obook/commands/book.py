@@ -376,10 +376,13 @@ def _verify_minimax(store, book, repair: bool) -> int:
         print(f"  node {key:016x}: stored {stored}, recomputed {computed}")
     for parent, move, child in result.dangling[:20]:
         print(f"  edge {parent:016x} move {move} leads to {child:016x}, which is not stored")
+    if result.done_counted != result.done_counter:
+        print(f"  the book counts {result.done_counter} expansions done; {result.done_counted} are")
     if result.clean:
         print("  every backed-up value matches the stored searches")
         return 0
     print(f"  {len(result.differences)} nodes differ, {len(result.dangling)} dangling edges"
+          + (", a wrong count of expansions done" if result.done_counted != result.done_counter else "")
           + ("; repaired" if result.repaired else ""))
     return 1
 

@@ -83,3 +83,11 @@ def lock_book(conn: Connection, book_id: int, shared: bool = False) -> None:
     statistics (a finish, a seed), so that many add at once but none while a repair replaces them."""
     if conn.dialect.name == "postgresql":
         conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update(read=shared))
+
+
+def try_lock_book(conn: Connection, book_id: int) -> bool:
+    """Take the book's exclusive lock if nobody holds it now (True), without waiting (False)."""
+    if conn.dialect.name != "postgresql":
+        return True  # the transaction's BEGIN IMMEDIATE holds it
+    return conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id)
+                        .with_for_update(skip_locked=True)).first() is not None

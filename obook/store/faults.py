@@ -9,8 +9,8 @@ only and off unless its environment variable is set:
   a unit, a game's move or an expansion, by the build and the grid).
 - ``OBOOK_TEST_KILL_AT`` (``POINT:N``): the N-th time this process passes the code point ``POINT``
   (``kill_point``), it kills itself with SIGKILL, as a preempted machine would die there. The
-  points (``KILL_POINTS``): ``after_append`` (a move stored), ``before_finish_commit`` (a finish
-  written, not committed), ``after_finish_commit``, ``after_hand_on`` (a grid slice gave its lease
+  points (``KILL_POINTS``): ``after_append`` (a move stored), ``after_stage`` (an expansion's
+  result staged, not applied), ``before_finish_commit`` (a finish or an apply written, not committed), ``after_finish_commit``, ``after_hand_on`` (a grid slice gave its lease
   to a token and has not published the message yet), ``repair`` (``verify --repair`` inside its
   write transaction, before it replaces the statistics).
 - ``OBOOK_TEST_STOP_AT`` (``POINT:N:FILE``): at the same points, the N-th pass stops the process
@@ -27,7 +27,7 @@ import signal
 
 from obook.errors import ObookError
 
-KILL_POINTS = ("after_append", "before_finish_commit", "after_finish_commit", "after_hand_on", "repair")
+KILL_POINTS = ("after_append", "after_stage", "before_finish_commit", "after_finish_commit", "after_hand_on", "repair")
 _passes: dict[str, int] = {}
 
 

@@ -13,7 +13,7 @@ an engine bug, a poison unit), with the reason of its last failure. Its lease mo
   it back untouched;
 - ``record_failure``: count a failure, free the lease so that the unit is tried again at once,
   and set it aside at the limit;
-- the kind's own write that closes it (``finish_game``, ``commit_expansion``) is guarded by the
+- the kind's own write that closes it (``finish_game``, ``stage_result``) is guarded by the
   owner in the same way.
 
 Leases are dated and compared by the database's clock (``db_time``), so machines whose clocks
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from sqlalchemy import Column, Connection, Table, and_, case, func, or_, select, update
 
 from obook.store.db import db_time
-from obook.store.models import (DONE, FINISHED, IN_PROGRESS, PENDING, SELFPLAY, SET_ASIDE, Expansion, Game)
+from obook.store.models import (DONE, FINISHED, IN_PROGRESS, PENDING, SELFPLAY, SET_ASIDE, Book, Expansion, Game)
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class JobTable:
     order: tuple[Column, ...]
     scope: tuple = ()  # extra conditions on the rows that are units
     counts_claims: bool = False  # a claim adds one to ``attempts``
+    done_count: Column | None = None  # a column of ``books`` that counts the book's units done (None: count them)
 
     def in_book(self, book_id: int) -> list:
         return [self.table.c.book_id == book_id, *self.scope]
@@ -51,8 +52,9 @@ class JobTable:
 _GAMES = Game.__table__
 _EXPANSIONS = Expansion.__table__
 GAME_JOBS = JobTable("game", _GAMES, IN_PROGRESS, FINISHED, (_GAMES.c.id,), scope=(_GAMES.c.source == SELFPLAY,))
+_BOOKS = Book.__table__
 EXPANSION_JOBS = JobTable("expansion", _EXPANSIONS, PENDING, DONE, (_EXPANSIONS.c.cost, _EXPANSIONS.c.id),
-                          counts_claims=True)
+                          counts_claims=True, done_count=_BOOKS.c.expansions_done)
 JOB_TABLES = (GAME_JOBS, EXPANSION_JOBS)
 
 
@@ -157,10 +159,17 @@ def set_aside(conn: Connection, jobs: JobTable, book_id: int, limit: int = 100) 
 
 
 def counts(conn: Connection, jobs: JobTable, book_id: int) -> UnitCounts:
-    """A book's units by state."""
+    """A book's units by state. With a ``done_count``, the open and set-aside units are counted
+    (``(book_id, status)`` index: a read of those only) and the done ones read from the book's row."""
     t = jobs.table
-    by_status = dict(conn.execute(select(t.c.status, func.count()).where(*jobs.in_book(book_id))
-                                  .group_by(t.c.status)).all())
+    if jobs.done_count is None:
+        by_status = dict(conn.execute(select(t.c.status, func.count()).where(*jobs.in_book(book_id))
+                                      .group_by(t.c.status)).all())
+    else:
+        by_status = dict(conn.execute(select(t.c.status, func.count()).where(
+            *jobs.in_book(book_id), t.c.status.in_([jobs.open, SET_ASIDE])).group_by(t.c.status)).all())
+        by_status[jobs.done] = conn.execute(select(jobs.done_count).where(
+            jobs.done_count.table.c.id == book_id)).scalar_one_or_none() or 0
     leased = conn.execute(select(func.count()).select_from(t).where(
         *jobs.in_book(book_id), t.c.status == jobs.open, t.c.lease_until >= db_time(conn))).scalar_one()
     return UnitCounts(by_status.get(jobs.done, 0), by_status.get(jobs.open, 0), by_status.get(SET_ASIDE, 0), leased)

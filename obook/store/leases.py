@@ -28,11 +28,12 @@ from sqlalchemy import Connection
 from obook.config import settings
 from obook.errors import ObookError
 from obook.store import jobs
+from obook.store.books import try_lock_book
 from obook.store.db import Store
 from obook.store.faults import kill_point
 from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
-from obook.store.minimax import ExpansionRow, NewEdge, SearchedNode, commit_expansion, get_expansion
-from obook.store.models import ABANDONED
+from obook.store.minimax import ExpansionRow, StagedResult, apply_staged, get_expansion, is_staged, stage_result
+from obook.store.models import ABANDONED, DONE
 from obook.store.stats import ReadRows, rows_reader
 from obook.store.workers import heartbeat, remove_worker
 
@@ -215,18 +216,36 @@ class ExpansionLease(Lease[ExpansionRow]):
     def read(self, conn: Connection, unit_id: int) -> ExpansionRow | None:
         return get_expansion(conn, unit_id)
 
-    def commit(self, job: ExpansionRow, parent: SearchedNode | None, edge: NewEdge | None,
-               child: SearchedNode | None, back_up: Callable[[Connection, int], None]) -> None:
-        """Store ``job``'s result once (``commit_expansion``: the parent's new search, the edge, the
-        child's search) and let ``back_up`` (the book's) bring the stored bounds up to date, in one
-        transaction guarded by our lease and the node's edges. ``LeaseLost`` when it is done, or no
-        longer ours."""
+    def commit(self, job: ExpansionRow, result: StagedResult,
+               back_up: Callable[[Connection, int, list[int]], object]) -> None:
+        """Store ``job``'s result once: stage it while our lease holds (``stage_result``), and apply
+        every staged result, ours and those other workers staged meanwhile, under the book's lock,
+        with ``back_up`` (the book's) run once for them all (``apply_staged``). When the lock is
+        free, both in one transaction; when another worker holds it, ours is staged in its own
+        short transaction first, so that the holder may apply it, then we wait for the lock and
+        apply what is left: the book's serial work is shared (group commit). When a result was staged before ours (its worker died
+        before applying it), that one is applied. ``LeaseLost`` when the expansion is no longer ours
+        and not done."""
         with self.store.write() as conn:
-            stored = commit_expansion(conn, job, self.owner, parent, edge, child)
-            if stored:
-                back_up(conn, job.book_id)
-                self._beat(conn)
-            kill_point("before_finish_commit")
+            alone = try_lock_book(conn, job.book_id)  # nobody applies now: stage and apply in this transaction
+            staged = stage_result(conn, job, self.owner, result)
+            if alone:
+                done = self._apply(conn, job, staged, back_up)
+        if not alone:
+            kill_point("after_stage")
+            with self.store.write() as conn:
+                done = self._apply(conn, job, staged, back_up)
         kill_point("after_finish_commit")
-        if not stored:
-            raise LeaseLost(f"expansion {job.id}: done or taken by another worker")
+        if not done:
+            raise LeaseLost(f"expansion {job.id}: taken by another worker")
+
+    def _apply(self, conn: Connection, job: ExpansionRow, staged: bool,
+               back_up: Callable[[Connection, int, list[int]], object]) -> bool:
+        """Under the book's lock: apply every staged result; whether ``job`` is done by it (ours, or
+        one staged before ours by a worker that died before applying it)."""
+        waiting = not staged and is_staged(conn, job.id)
+        apply_staged(conn, job.book_id, back_up)
+        done = staged or (waiting and self.read(conn, job.id).status == DONE)
+        self._beat(conn)
+        kill_point("before_finish_commit")
+        return done

@@ -7,30 +7,39 @@ Guarantees, as for games (``obook.store.jobs``):
 
 - an expansion is one row per (book, position, generation = the node's edges when it was
   scheduled): scheduling it twice inserts nothing, so two workers never expand a node at once;
-- a worker takes an expansion's lease (free or expired), renews it while it searches, and commits
-  the result in one transaction (``commit_expansion``) guarded by its owner and by the node still
-  having ``generation`` edges: a duplicate or late delivery writes nothing, and a worker killed
-  at any instant loses at most the search it was running;
-- the commit holds the book's lock (PostgreSQL row lock; SQLite's ``BEGIN IMMEDIATE``) and the
-  book's back-up runs in it, so the stored figures are always those of the stored searches, which
-  ``obook verify`` checks.
+- a worker takes an expansion's lease (free or expired), renews it while it searches, and stages
+  the result (``stage_result``: one row, no lock) while it holds the lease: a duplicate or late
+  delivery stages nothing, and a worker killed at any instant loses at most the search it was
+  running;
+- staged results are applied under the book's lock (PostgreSQL row lock; SQLite's ``BEGIN
+  IMMEDIATE``) by whoever takes it next, every staged result at once (``apply_staged``): the
+  worker that staged, right after, or another that staged meanwhile, or the next scheduling step
+  (a worker killed between the two). The apply is guarded by the node still having ``generation``
+  edges, marks the expansions done, and runs the book's back-up once for them all, so the stored
+  figures are always those of the stored searches, which ``obook verify`` checks. Many workers
+  committing at once thus share the book's serial work (group commit) instead of queueing for it
+  one by one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import json
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
-from sqlalchemy import Connection, bindparam, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, literal, select, update
 
 from obook.store.books import lock_book
 from obook.store.db import as_utc, dialect_insert, synchronous_commit, to_signed, to_unsigned
-from obook.store.models import DONE, PENDING, Expansion, MinimaxEdge, MinimaxNode, utcnow
+from obook.store.models import DONE, PENDING, Book, Expansion, ExpansionResult, MinimaxEdge, MinimaxNode, utcnow
 
 NODES = MinimaxNode.__table__
 EDGES = MinimaxEdge.__table__
 JOBS = Expansion.__table__
+RESULTS = ExpansionResult.__table__
+BOOKS = Book.__table__
 
 
 @dataclass
@@ -229,31 +238,34 @@ class BackUpRow:
 
 
 _CHILD = NODES.alias("child")
-# statements the back-up runs for every node it visits, built once (building one costs more than running it)
-_BACK_UP_ROW = select(NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value, NODES.c.own_error,
-                      NODES.c.own_visits, NODES.c.best_new, NODES.c.moves,
-                      _CHILD.c.value, _CHILD.c.lcb, _CHILD.c.ucb).select_from(
+# statements the back-up runs at every level it visits, built once (building one costs more than running it)
+_BACK_UP_ROWS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value,
+                       NODES.c.own_error, NODES.c.own_visits, NODES.c.best_new, NODES.c.moves,
+                       _CHILD.c.value, _CHILD.c.lcb, _CHILD.c.ucb).select_from(
     NODES.outerjoin(EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))
     .outerjoin(_CHILD, (_CHILD.c.book_id == EDGES.c.book_id) & (_CHILD.c.position_key == EDGES.c.child_key))).where(
-    NODES.c.book_id == bindparam("book"), NODES.c.position_key == bindparam("key"))
-_PARENTS_OF = select(NODES.c.position_key, NODES.c.moves).select_from(
+    NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
+_PARENTS_OF = select(NODES.c.position_key, NODES.c.moves).distinct().select_from(
     EDGES.join(NODES, (NODES.c.book_id == EDGES.c.book_id) & (NODES.c.position_key == EDGES.c.parent_key))).where(
-    EDGES.c.book_id == bindparam("book"), EDGES.c.child_key == bindparam("key"))
+    EDGES.c.book_id == bindparam("book"), EDGES.c.child_key.in_(bindparam("keys", expanding=True)))
 
 
-def back_up_row(conn: Connection, book_id: int, key: int) -> BackUpRow | None:
-    """One query: the node's row joined to its edges and their children's rows."""
-    rows = conn.execute(_BACK_UP_ROW, {"book": book_id, "key": to_signed(key)}).all()
-    if not rows:
-        return None
-    first = rows[0]
-    return BackUpRow(NodeFigures(*first[:7]), len(first[7].split()),
-                     [ChildBounds(v, lo, hi) for *_, v, lo, hi in rows if v is not None])
+def back_up_rows(conn: Connection, book_id: int, keys: list[int]) -> dict[int, BackUpRow]:
+    """One query: the nodes' rows joined to their edges and their children's rows (absent: not stored)."""
+    out: dict[int, tuple[NodeFigures, int, list[ChildBounds]]] = {}
+    for key, *figures, moves, v, lo, hi in conn.execute(_BACK_UP_ROWS, {"book": book_id,
+                                                                         "keys": [to_signed(k) for k in keys]}):
+        key = to_unsigned(key)
+        if key not in out:
+            out[key] = (NodeFigures(*figures), len(moves.split()), [])
+        if v is not None:
+            out[key][2].append(ChildBounds(v, lo, hi))
+    return {key: BackUpRow(*row) for key, row in out.items()}
 
 
-def parents_of(conn: Connection, book_id: int, key: int) -> list[tuple[int, int]]:
-    """(key, depth) of every stored node with an edge to ``key`` (``ix_minimax_edges_child``)."""
-    rows = conn.execute(_PARENTS_OF, {"book": book_id, "key": to_signed(key)})
+def parents_of(conn: Connection, book_id: int, keys: list[int]) -> list[tuple[int, int]]:
+    """(key, depth) of every stored node with an edge to one of ``keys`` (``ix_minimax_edges_child``)."""
+    rows = conn.execute(_PARENTS_OF, {"book": book_id, "keys": [to_signed(k) for k in keys]})
     return [(to_unsigned(k), len(moves.split())) for k, moves in rows]
 
 
@@ -305,8 +317,17 @@ def get_expansion(conn: Connection, job_id: int) -> ExpansionRow | None:
 
 
 def count_done(conn: Connection, book_id: int) -> int:
+    """The book's expansions done, counted (``books.expansions_done`` keeps the same number)."""
     return conn.execute(select(func.count()).select_from(JOBS).where(JOBS.c.book_id == book_id,
                                                                      JOBS.c.status == DONE)).scalar_one()
+
+
+def done_counter(conn: Connection, book_id: int) -> int:
+    return conn.execute(select(BOOKS.c.expansions_done).where(BOOKS.c.id == book_id)).scalar_one()
+
+
+def set_done_counter(conn: Connection, book_id: int, done: int) -> None:
+    conn.execute(update(BOOKS).where(BOOKS.c.id == book_id).values(expansions_done=done))
 
 
 def scheduled(conn: Connection, book_id: int) -> set[tuple[int, int]]:
@@ -372,43 +393,107 @@ def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool,
                                            best_new=-2, **values))
 
 
-def commit_expansion(conn: Connection, job: ExpansionRow, owner: str, parent: SearchedNode | None,
-                     edge: NewEdge | None, child: SearchedNode | None) -> bool:
-    """Store one expansion once, under the book's lock: the parent's new search (None: it was
-    reused), the ``edge`` (None: the search found no move to add), the child's search (None: the
-    child was already in the book, a transposition), and mark it done. The book's graph stays
-    acyclic: an edge to a stored node from which the parent can be reached (a move that repeats a
-    position of the book, possible on another path through a ko) is not added, so that every node's
-    value is a function of its descendants' and the back-up can be incremental. False, and nothing written,
-    when the job is not ours or already done; done with nothing added when the node changed
-    meanwhile. The caller runs the book's back-up in the same transaction. Committed synchronously
-    (a grid worker's session commits asynchronously): once the driver counts an expansion done, it
-    is on disk."""
+@dataclass(frozen=True)
+class StagedResult:
+    """What one expansion adds to its book: the parent's new search (None: it was reused), the
+    ``edge`` (None: the search found no move to add), the child's search (None: the child was in
+    the book already, a transposition). Staged as JSON (``expansion_results``) until applied."""
+
+    parent: SearchedNode | None
+    edge: NewEdge | None
+    child: SearchedNode | None
+
+    def to_json(self) -> str:
+        return json.dumps({name: dataclasses.asdict(part) if part is not None else None
+                           for name, part in (("parent", self.parent), ("edge", self.edge), ("child", self.child))})
+
+    @classmethod
+    def from_json(cls, text: str) -> "StagedResult":
+        parts = json.loads(text)
+        return cls(SearchedNode(**parts["parent"]) if parts["parent"] else None,
+                   NewEdge(**parts["edge"]) if parts["edge"] else None,
+                   SearchedNode(**parts["child"]) if parts["child"] else None)
+
+
+def stage_result(conn: Connection, job: ExpansionRow, owner: str, result: StagedResult) -> bool:
+    """Stage ``result`` as ``job``'s while ``owner`` holds its lease and it is pending: one
+    statement, no lock, so that workers stage at once. False, and nothing written, when the job is
+    not ours, is no longer pending, or has a result staged already (a late or repeated delivery)."""
+    mine = select(JOBS.c.id).where(JOBS.c.id == job.id, JOBS.c.lease_owner == owner, JOBS.c.status == PENDING)
+    staged = conn.execute(dialect_insert(conn)(RESULTS).from_select(
+        ["job_id", "book_id", "owner", "staged_at", "result"],
+        select(mine.scalar_subquery(), literal(job.book_id), literal(owner), literal(utcnow(), RESULTS.c.staged_at.type),
+               literal(result.to_json())).where(mine.exists())).on_conflict_do_nothing(
+        index_elements=[RESULTS.c.job_id]).returning(RESULTS.c.job_id)).first()
+    return staged is not None
+
+
+def is_staged(conn: Connection, job_id: int) -> bool:
+    """Whether a result of expansion ``job_id`` waits to be applied."""
+    return conn.execute(select(RESULTS.c.job_id).where(RESULTS.c.job_id == job_id)).first() is not None
+
+
+_STAGED = select(RESULTS.c.job_id, RESULTS.c.result, JOBS.c.position_key, JOBS.c.generation, JOBS.c.status).join(
+    JOBS, JOBS.c.id == RESULTS.c.job_id).where(RESULTS.c.book_id == bindparam("book")).order_by(RESULTS.c.job_id)
+
+
+def apply_staged(conn: Connection, book_id: int, back_up: Callable[[Connection, int, list[int]], object]) -> list[int]:
+    """Apply every staged result of the book once, under the book's lock, in the caller's
+    transaction, and mark their expansions done; ``back_up(conn, book_id, changed nodes)`` (the
+    book's) runs once for all of them. The ids of the expansions done.
+
+    A result whose expansion is no longer pending is dropped. A result whose node no longer has
+    the expansion's ``generation`` edges is done with nothing added (stale: cannot happen while
+    expansions are unique per generation). The book's graph stays acyclic: an edge to a stored
+    node from which the parent can be reached (a move that repeats a position of the book, possible
+    on another path through a ko) is not added, so that every node's value is a function of its
+    descendants' and the back-up can be incremental. Committed synchronously (a grid worker's
+    session commits asynchronously): once the driver counts an expansion done, it is on disk."""
     synchronous_commit(conn)
-    lock_book(conn, job.book_id)
-    mine = conn.execute(update(JOBS).where(JOBS.c.id == job.id, JOBS.c.lease_owner == owner, JOBS.c.status == PENDING)
-                        .values(status=DONE, done_at=utcnow(), lease_owner=None, lease_until=None))
-    if mine.rowcount != 1:
-        return False
-    edges, exists, child_stored, last_seq = conn.execute(select(
-        _edge_count(job.book_id, job.key), _node_count(job.book_id, job.key),
-        _node_count(job.book_id, edge.child_key if edge is not None else job.key),
-        _last_seq(job.book_id).scalar_subquery())).one()
+    lock_book(conn, book_id)
+    rows = conn.execute(_STAGED, {"book": book_id}).all()
+    if not rows:
+        return []
+    seq = last_change(conn, book_id) + 1  # one change for every result applied here
+    applied, changed = [], []
+    for job_id, text, key, generation, status in rows:
+        if status != PENDING:
+            continue
+        changed.extend(_store_result(conn, book_id, to_unsigned(key), generation, StagedResult.from_json(text), seq))
+        applied.append(job_id)
+    if applied:
+        conn.execute(update(JOBS).where(JOBS.c.id.in_(applied)).values(status=DONE, done_at=utcnow(), lease_owner=None,
+                                                                         lease_until=None))
+        conn.execute(update(BOOKS).where(BOOKS.c.id == book_id).values(
+            expansions_done=BOOKS.c.expansions_done + len(applied)))
+    conn.execute(delete(RESULTS).where(RESULTS.c.job_id.in_([row[0] for row in rows])))
+    back_up(conn, book_id, changed)
+    return applied
+
+
+def _store_result(conn: Connection, book_id: int, key: int, generation: int, result: StagedResult,
+                  seq: int) -> list[int]:
+    """Write one result (``apply_staged``'s rules); the nodes it changed."""
+    parent, edge, child = result.parent, result.edge, result.child
+    edges, exists, child_stored = conn.execute(select(
+        _edge_count(book_id, key), _node_count(book_id, key),
+        _node_count(book_id, edge.child_key if edge is not None else key))).one()
     exists, child_stored = exists > 0, edge is not None and child_stored > 0
-    if edges == job.generation and (parent is not None or exists):
-        seq = (last_seq or 0) + 1
-        if parent is not None:
-            _write_search(conn, job.book_id, parent, exists, seq)
-        if child is not None and not child_stored:
-            _write_search(conn, job.book_id, child, False, seq)
-        if edge is not None and not (child_stored and reaches(conn, job.book_id, edge.child_key, job.key)):
-            conn.execute(EDGES.insert().values(book_id=job.book_id, parent_key=to_signed(job.key), move=edge.move,
-                                               child_key=to_signed(edge.child_key), prior=edge.prior))
-            if parent is None:  # the parent's new search carries the change already
-                conn.execute(update(NODES).where(NODES.c.book_id == job.book_id,
-                                                 NODES.c.position_key == to_signed(job.key)).values(seq=seq))
-    # else stale (cannot happen while jobs are unique per generation): done, nothing added
-    return True
+    if edges != generation or (parent is None and not exists):
+        return []
+    changed = [key]
+    if parent is not None:
+        _write_search(conn, book_id, parent, exists, seq)
+    if child is not None and not child_stored:
+        _write_search(conn, book_id, child, False, seq)
+        changed.append(child.key)
+    if edge is not None and not (child_stored and reaches(conn, book_id, edge.child_key, key)):
+        conn.execute(EDGES.insert().values(book_id=book_id, parent_key=to_signed(key), move=edge.move,
+                                           child_key=to_signed(edge.child_key), prior=edge.prior))
+        if parent is None:  # the parent's new search carries the change already
+            conn.execute(update(NODES).where(NODES.c.book_id == book_id,
+                                             NODES.c.position_key == to_signed(key)).values(seq=seq))
+    return changed
 
 
 def _edge_count(book_id: int, key: int):

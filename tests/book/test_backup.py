@@ -1,8 +1,9 @@
 """The incremental back-up (issue 31, item 1): after any sequence of expansions, in any order, with
 searches renewed, transpositions and moves that would close a cycle, the figures each commit wrote
 for the changed nodes and their ancestors are exactly those a back-up from scratch computes
-(``obook verify``). Real commits (``commit_expansion`` under a lease) on SQLite and PostgreSQL, with
-random searches in place of the engine's."""
+(``obook verify``), whether each result is applied alone or with others staged meanwhile (group
+commit). Real commits (``stage_result`` under a lease, ``apply_staged``) on SQLite and PostgreSQL,
+with random searches in place of the engine's."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from obook.book.backup import back_up_after, computed_figures, load_nodes
 from obook.book.library import BookSettings, ensure_book
 from obook.book.minimax import CONSTANTS, MinimaxConstants
 from obook.store import jobs
-from obook.store.minimax import NewEdge, SearchedNode, commit_expansion, get_expansion, schedule_expansion
-from obook.store.minimax import scheduled, stored_figures
+from obook.store.minimax import (NewEdge, SearchedNode, StagedResult, apply_staged, count_done, done_counter,
+                                 get_expansion, schedule_expansion, scheduled, set_done_counter, stage_result,
+                                 stored_figures)
 
 OWNER = "h:1:test:backup"
 
@@ -27,9 +29,21 @@ def random_search(rng: random.Random, key: int, moves: list[str], excluded: set[
                         key, "test", None, None)
 
 
-def expand(store, book, rng: random.Random, keys: list[int], depth: dict[int, int], constants) -> str:
-    """One random expansion of a stored node: maybe searched again, one new edge to a new node or
-    to a stored one; committed with the incremental back-up. Returns what happened."""
+def apply(conn, book_id: int, constants=CONSTANTS) -> list[int]:
+    return apply_staged(conn, book_id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
+
+
+def commit(conn, job, parent, edge, child, constants=CONSTANTS) -> list[int]:
+    """Stage one result under its lease and apply what is staged: the expansions done."""
+    assert stage_result(conn, job, OWNER, StagedResult(parent, edge, child))
+    return apply(conn, job.book_id, constants)
+
+
+def expand(store, book, rng: random.Random, keys: list[int], depth: dict[int, int], constants,
+           group: int = 1) -> str:
+    """Up to ``group`` random expansions of stored nodes, each maybe searched again, with one new
+    edge to a new node or to a stored one; staged one by one, then applied together with the
+    incremental back-up. Returns what happened."""
     with store.write() as conn:
         stored = load_nodes(conn, book.id)
     with store.read() as conn:
@@ -37,14 +51,21 @@ def expand(store, book, rng: random.Random, keys: list[int], depth: dict[int, in
     open_keys = [k for k in keys if (k, len(stored[k].edges)) not in taken]  # a refused edge keeps its generation
     if not open_keys:
         return "nothing to expand"
-    parent_key = rng.choice(open_keys)
+    staged = []
+    for parent_key in rng.sample(open_keys, min(group, len(open_keys))):
+        staged.append(stage_random(store, book, rng, keys, depth, stored, parent_key))
+    with store.write() as conn:
+        assert sorted(apply(conn, book.id, constants)) == sorted(staged)
+    return "expanded"
+
+
+def stage_random(store, book, rng, keys, depth, stored, parent_key) -> int:
     node = stored[parent_key]
     edges = set(node.edges)
     job_id = None
     with store.write() as conn:
         job_id = schedule_expansion(conn, book.id, parent_key, len(edges), ["x"] * depth[parent_key], 0.0, 1)
-        if job_id is None:
-            return "already scheduled"
+        assert job_id is not None
         assert jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id) == job_id
         job = get_expansion(conn, job_id)
     parent = random_search(rng, parent_key, ["x"] * depth[parent_key], edges) if rng.random() < 0.5 else None
@@ -57,11 +78,10 @@ def expand(store, book, rng: random.Random, keys: list[int], depth: dict[int, in
         depth[child_key] = depth[parent_key] + 1
         child = random_search(rng, child_key, ["x"] * depth[child_key], set())
     with store.write() as conn:
-        assert commit_expansion(conn, job, OWNER, parent, NewEdge(move, child_key, rng.random()), child)
-        back_up_after(conn, book.id, [parent_key] + ([child_key] if child else []), constants)
+        assert stage_result(conn, job, OWNER, StagedResult(parent, NewEdge(move, child_key, rng.random()), child))
     if child is not None:
         keys.append(child_key)
-    return "expanded"
+    return job_id
 
 
 def seed_book(store, book, rng: random.Random, constants=CONSTANTS, search=None):
@@ -71,21 +91,20 @@ def seed_book(store, book, rng: random.Random, constants=CONSTANTS, search=None)
     with store.write() as conn:
         job_id = schedule_expansion(conn, book.id, 1, 0, [], 0.0, 1)
         jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
-        assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, search(rng, 1, [], set()),
-                                NewEdge(0, 2, 0.5), search(rng, 2, ["x"], set()))
-        back_up_after(conn, book.id, [1, 2], constants)
+        assert commit(conn, get_expansion(conn, job_id), search(rng, 1, [], set()), NewEdge(0, 2, 0.5),
+                      search(rng, 2, ["x"], set()), constants) == [job_id]
     return [1, 2], {1: 0, 2: 1}
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_the_incremental_back_up_is_the_back_up_from_scratch(store, seed):
+@pytest.mark.parametrize("seed, group", [(1, 1), (2, 1), (3, 1), (4, 5)])
+def test_the_incremental_back_up_is_the_back_up_from_scratch(store, seed, group):
     rng = random.Random(seed)
     constants = CONSTANTS if seed != 3 else MinimaxConstants(error_floor=0.0, z=1.0)
     book = ensure_book(store, f"inc{seed}", BookSettings(size=5, komi=0.5, algorithm="minimax",
                                                          search="playouts=100", seconds_per_move=0))
     keys, depth = seed_book(store, book, rng, constants)
     for step in range(60):
-        expand(store, book, rng, keys, depth, constants)
+        expand(store, book, rng, keys, depth, constants, rng.randint(1, group) if group > 1 else 1)
         if step % 10 == 9:
             with store.read() as conn:
                 nodes = load_nodes(conn, book.id)
@@ -93,6 +112,7 @@ def test_the_incremental_back_up_is_the_back_up_from_scratch(store, seed):
     with store.read() as conn:
         nodes = load_nodes(conn, book.id)
         assert stored_figures(conn, book.id) == computed_figures(nodes, constants)
+        assert done_counter(conn, book.id) == count_done(conn, book.id) > 20
     edges = sum(len(n.edges) for n in nodes.values())
     transpositions = edges - (len(nodes) - 1)
     assert len(nodes) > 20 and transpositions > 0, "the random book has shared children"
@@ -122,16 +142,58 @@ def test_a_move_back_up_the_graph_is_not_added(store):
     book = ensure_book(store, "cyc", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
                                                   seconds_per_move=0))
 
-    def commit(parent_key, generation, parent, edge, child):
+    def expand_once(parent_key, generation, parent, edge, child):
         with store.write() as conn:
             job_id = schedule_expansion(conn, book.id, parent_key, generation, [], 0.0, 1)
             jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, job_id)
-            assert commit_expansion(conn, get_expansion(conn, job_id), OWNER, parent, edge, child)
-            back_up_after(conn, book.id, [parent_key] + ([child.key] if child else []))
+            assert commit(conn, get_expansion(conn, job_id), parent, edge, child) == [job_id]
 
-    commit(1, 0, random_search(rng, 1, [], set()), NewEdge(3, 2, 0.5), random_search(rng, 2, ["x"], set()))
-    commit(2, 0, None, NewEdge(4, 1, 0.5), None)  # 2 -> 1 would close 1 -> 2 -> 1
+    expand_once(1, 0, random_search(rng, 1, [], set()), NewEdge(3, 2, 0.5), random_search(rng, 2, ["x"], set()))
+    expand_once(2, 0, None, NewEdge(4, 1, 0.5), None)  # 2 -> 1 would close 1 -> 2 -> 1
     with store.read() as conn:
         nodes = load_nodes(conn, book.id)
         assert set(nodes[1].edges) == {3} and nodes[2].edges == {}
         assert stored_figures(conn, book.id) == computed_figures(nodes)
+
+
+def test_a_result_is_staged_once_under_its_lease_and_applied_once(store):
+    """Staging needs the lease; a second result for the same expansion is refused; whoever applies
+    next applies every staged result, once; the book counts its expansions done as it applies them
+    (what the driver reads instead of counting), and ``obook verify`` checks and repairs that count."""
+    from obook.book.kinds import SEARCH_VALUED
+    from obook.book.library import verify_minimax
+
+    rng = random.Random(9)
+    book = ensure_book(store, "staged", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
+                                                     seconds_per_move=0))
+    seed_book(store, book, rng)
+    with store.write() as conn:
+        first = schedule_expansion(conn, book.id, 1, 1, [], 0.0, 1)
+        second = schedule_expansion(conn, book.id, 2, 0, ["x"], 0.0, 2)
+        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, first)
+        jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, "h:2:test:other", 60, second)
+        one, two = get_expansion(conn, first), get_expansion(conn, second)
+    result = StagedResult(None, NewEdge(7, 3, 0.2), random_search(rng, 3, ["x"], set()))
+    with store.write() as conn:
+        assert not stage_result(conn, two, OWNER, result)  # not our lease
+        assert stage_result(conn, one, OWNER, result)
+        assert not stage_result(conn, one, OWNER, result)  # staged already
+        assert stage_result(conn, two, "h:2:test:other", StagedResult(None, NewEdge(8, 4, 0.3),
+                                                                      random_search(rng, 4, ["x", "y"], set())))
+    with store.read() as conn:
+        assert SEARCH_VALUED.counts(conn, book).done == 1 and SEARCH_VALUED.counts(conn, book).open == 2
+    with store.write() as conn:
+        assert apply(conn, book.id) == [first, second]
+        assert apply(conn, book.id) == []
+        assert not stage_result(conn, one, OWNER, result)  # done
+    with store.read() as conn:
+        counts = SEARCH_VALUED.counts(conn, book)
+        assert (counts.done, counts.open) == (3, 0) and count_done(conn, book.id) == 3
+        nodes = load_nodes(conn, book.id)
+        assert set(nodes) == {1, 2, 3, 4} and stored_figures(conn, book.id) == computed_figures(nodes)
+    assert verify_minimax(store, book).clean
+    with store.write() as conn:
+        set_done_counter(conn, book.id, 5)
+    wrong = verify_minimax(store, book, repair=True)
+    assert not wrong.clean and (wrong.done_counted, wrong.done_counter) == (3, 5) and wrong.repaired
+    assert verify_minimax(store, book).clean

@@ -84,15 +84,15 @@ def expansion_counts(url: str, book: str) -> dict[str, int]:
 
 
 def test_kills_at_each_point_of_an_expansion_build(store_url, compiled_engine):
-    """The same for a minimax book's expansions: both workers killed inside an expansion's commit
-    (written, not committed) and right after it; the next build completes exactly its target, each
+    """The same for a minimax book's expansions: both workers killed with a result staged and not
+    applied, inside an apply (written, not committed) and right after it; the next build completes exactly its target, each
     expansion done once, and every stored bound is the back-up of the stored searches."""
     from tests.book.test_build_faults import MINIMAX_BUILD
 
     url = store_url
     target, kills = 0, 0
     build = ["build", "--db", url, "--book", "e", "--workers", "2", "--quiet", *MINIMAX_BUILD]
-    for point, n in [("before_finish_commit", 2), ("after_finish_commit", 2)]:
+    for point, n in [("after_stage", 2), ("before_finish_commit", 2), ("after_finish_commit", 2)]:
         target += 6
         killed = obook(*build, "--games", str(target), check=False,
                        env={**os.environ, "OBOOK_TEST_KILL_AT": f"{point}:{n}", "OBOOK_LEASE_SECONDS": "10"})
