@@ -272,14 +272,17 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     Under the book's lock: two schedulers never pick the same node (and the table's unique key
     would refuse it). Results staged and not applied (their worker died between the two) are
     applied first. A ``reach`` book's candidates come from this process's ``ReachIndex``, which
-    reads only what changed since it last looked; a ``cost`` book (KataGo's order, kept as the
+    reads only what changed since it last looked, and repairs it before taking the lock (then
+    once more under it, for what landed meanwhile), so that commits wait for the choice only; a ``cost`` book (KataGo's order, kept as the
     baseline it was measured against) is reloaded whole. Returns the new ids."""
-    lock_book(conn, book.id)
-    apply_staged(conn, book.id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
     index = None
     if book.expansion == "reach":
         index = reach_index(conn, book, constants)
-        index.refresh(conn)  # what this transaction inserts, it reads at the next: a rolled back one is not taken
+        index.refresh(conn)  # before the lock: the repair of what changed since the last look does not stall commits
+    lock_book(conn, book.id)
+    apply_staged(conn, book.id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
+    if index is not None:
+        index.refresh(conn)  # under it: what landed meanwhile (what this transaction inserts, it reads at the next)
     if target is not None:
         if index is not None:  # every expansion ever scheduled is done, pending or set aside: the index counts them
             scheduled_so_far = index.job_count
