@@ -28,6 +28,7 @@ import random
 import resource
 import statistics
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests.conftest: a fresh database
@@ -74,14 +75,16 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
     from obook.book.kinds import book_kind
     from obook.book.library import open_book_store
     from obook.store.books import get_book
-    from obook.store.db import forget_stores
+    from obook.store.db import forget_stores, open_store
     from obook.store.leases import ExpansionLease, LeaseLost
 
     forget_stores()
+    open_store(db, pre_ping=False)  # as a grid worker's (``workers.tasks``): no ping before each transaction
     store = open_book_store(db)
     with store.read() as conn:
         book = get_book(conn, book_name)
     kind = book_kind(book)
+    lock_clock = LockClock(store.engine)
     expander = kind.worker(store, book)
     expander.player = StubSearch(expander.config, search_seconds)
     expander.play_player = StubSearch(expander.config, 0.0)
@@ -100,22 +103,26 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
     done = 0
     finished_at = []
     ready = time.time()  # imports and set-up are not the store's cost: the rate counts from here
+    cpu_at_ready = cpu_seconds()
+    misses = 0
     while True:
         held = expander.claim()
         if held is None:
+            misses += 1
             if schedules_too:
                 started = time.perf_counter()
                 created = kind.top_up(store, book, target, 1)
                 schedules.append(time.perf_counter() - started)
                 if created:
                     continue
-            with store.read() as conn:
-                counts = kind.counts(conn, book)
-            if not counts.open and counts.done + counts.set_aside >= target:
-                break
-            if schedules_too and not counts.open:
-                break
-            time.sleep(0.01 if schedules_too else 0.002)
+            if schedules_too or misses % 10 == 0:  # a grid worker is sent its units: polling is the harness's cost
+                with store.read() as conn:
+                    counts = kind.counts(conn, book)
+                if not counts.open and counts.done + counts.set_aside >= target:
+                    break
+                if schedules_too and not counts.open:
+                    break
+            time.sleep(0.01 if schedules_too else 0.003)
             continue
         try:
             expander.advance(held)
@@ -123,8 +130,10 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
             finished_at.append(time.time())
         except LeaseLost:
             pass
-    out.put({"role": "worker", "done": done, "commits": commits, "schedules": schedules, "ready": ready,
-             "finished_at": finished_at, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    out.put({"role": "worker", "done": done, "misses": misses, "commits": commits, "schedules": schedules, "ready": ready,
+             "finished_at": finished_at, "cpu_s": cpu_seconds() - cpu_at_ready,
+             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds,
+             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
 def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) -> None:
@@ -141,8 +150,10 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
     with store.read() as conn:
         book = get_book(conn, book_name)
     kind = book_kind(book)
+    lock_clock = LockClock(store.engine)
     wanted = wanted_in_flight(workers, 2)
     steps = []
+    cpu_at_ready = cpu_seconds()
     while True:
         started = time.perf_counter()
         with store.read() as conn:
@@ -157,8 +168,97 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
             if not created and not counts.open:
                 break
         if not created:
-            time.sleep(0.002)
-    out.put({"role": "driver", "steps": steps, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+            time.sleep(0.005)  # a step every 5 ms keeps 200 expansions a second in flight
+    out.put({"role": "driver", "steps": steps, "cpu_s": cpu_seconds() - cpu_at_ready,
+             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds,
+             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+class LockClock:
+    """Time this process holds the book's lock: from the statement that takes it (``FOR NO KEY
+    UPDATE`` of ``books``, not skipped) to the end of its transaction. The lock is the book's one
+    serial section: its share of the wall time says how near the book is to its ceiling."""
+
+    def __init__(self, engine):
+        from sqlalchemy import event
+
+        self.held = 0.0
+        self.holds = 0
+        self._since: dict[int, float] = {}
+        event.listen(engine, "after_cursor_execute", self._executed)
+        event.listen(engine, "commit", self._ended)
+        event.listen(engine, "rollback", self._ended)
+
+    def _executed(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        if "FROM books" in statement and "FOR NO KEY UPDATE" in statement and id(conn) not in self._since:
+            if "SKIP LOCKED" not in statement or cursor.rowcount:
+                self._since[id(conn)] = time.perf_counter()
+
+    def _ended(self, conn) -> None:
+        since = self._since.pop(id(conn), None)
+        if since is not None:
+            self.held += time.perf_counter() - since
+            self.holds += 1
+
+
+def cpu_seconds() -> float:
+    """This process's CPU time (user and system)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds every core of the machine spent busy since boot (``/proc/stat``; NaN elsewhere)."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = [int(f) for f in stat.readline().split()[1:]]
+    except OSError:
+        return float("nan")
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+class BusySampler(threading.Thread):
+    """Samples the machine's busy CPU time every 0.2 s, so that a stage's server CPU (the machine's
+    busy time less the workers' and the driver's own) is read over the timed interval only."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.samples: list[tuple[float, float]] = []
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.samples.append((time.time(), machine_busy_seconds()))
+            self.stop.wait(0.2)
+
+    def busy_between(self, start: float, end: float) -> float:
+        inside = [busy for t, busy in self.samples if start <= t <= end]
+        return inside[-1] - inside[0] if len(inside) >= 2 else float("nan")
+
+
+class Vacuumer(threading.Thread):
+    """``VACUUM (ANALYZE)`` of the book's tables every ``seconds`` while a stage runs: what
+    autovacuum does on a server that runs it (this machine's test server has it off, and past
+    5 x 10^4 expansions the dead rows of updated nodes and jobs slowed every statement)."""
+
+    TABLES = ("minimax_nodes", "minimax_edges", "expansions", "expansion_results", "workers", "books")
+
+    def __init__(self, url: str, seconds: float):
+        super().__init__(daemon=True)
+        self.url, self.seconds = url, seconds
+        self.stop = threading.Event()
+        self.runs = 0
+
+    def run(self) -> None:
+        from sqlalchemy import create_engine, text
+
+        engine = create_engine(self.url, isolation_level="AUTOCOMMIT")
+        while not self.stop.wait(self.seconds):
+            with engine.connect() as conn:
+                conn.execute(text(f"VACUUM (ANALYZE) {', '.join(self.TABLES)}"))
+            self.runs += 1
+        engine.dispose()
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -175,6 +275,9 @@ def main() -> int:
     parser.add_argument("--stages", default="1000,3000")
     parser.add_argument("--search-ms", type=float, default=0.0)
     parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--vacuum-seconds", type=float, default=0.0,
+                        help="VACUUM (ANALYZE) the book's tables this often during a stage, as autovacuum would "
+                             "(0: never; this machine's server runs without autovacuum)")
     parser.add_argument("--scheduler", choices=("workers", "driver"), default="driver",
                         help="driver: one process schedules, as the grid's driver (default); workers: each worker "
                              "schedules when it finds nothing to claim, as an embedded build")
@@ -197,9 +300,18 @@ def main() -> int:
                              for _ in range(workers)]
                 if by_driver:
                     processes.append(context.Process(target=driver, args=(url, "coord", stage, workers, queue)))
+                sampler = BusySampler()
+                sampler.start()
+                vacuumer = Vacuumer(url, args.vacuum_seconds) if args.vacuum_seconds > 0 else None
+                if vacuumer is not None:
+                    vacuumer.start()
                 for p in processes:
                     p.start()
                 everything = [queue.get() for _ in processes]
+                sampler.stop.set()
+                if vacuumer is not None:
+                    vacuumer.stop.set()
+                    vacuumer.join()
                 results = [r for r in everything if r["role"] == "worker"]
                 driven = [r for r in everything if r["role"] == "driver"]
                 for p in processes:
@@ -208,6 +320,9 @@ def main() -> int:
                 ready = max(r["ready"] for r in results)
                 timed = sorted(t for r in results for t in r["finished_at"] if t >= ready)
                 rate = len(timed) / (timed[-1] - ready) if timed else float("nan")
+                client_cpu = sum(r["cpu_s"] for r in everything)
+                busy = sampler.busy_between(ready, timed[-1]) if timed else float("nan")
+                per = 1000 / max(1, len(timed))
                 commits = [c for r in results for c in r["commits"]]
                 schedules = [s for r in results for s in r["schedules"]] + [s for r in driven for s in r["steps"]]
                 check = verify_minimax(store, book)
@@ -219,6 +334,17 @@ def main() -> int:
                     "schedule_ms_p50": round(1000 * statistics.median(schedules), 2) if schedules else None,
                     "schedule_ms_p99": round(1000 * percentile(schedules, 0.99), 2) if schedules else None,
                     "scheduler": args.scheduler,
+                    "cpu_ms_per_expansion": {"workers": round(per * sum(r["cpu_s"] for r in results), 2),
+                                             "driver": round(per * sum(r["cpu_s"] for r in driven), 2),
+                                             "server_and_rest": round(per * (busy - client_cpu), 2)},
+                    "lock": {"held_share": round(sum(r["lock_held_s"] for r in everything) / (timed[-1] - ready), 2)
+                             if timed else None,
+                             "holds_by_workers": sum(r["lock_holds"] for r in results),
+                             "holds_by_driver": sum(r["lock_holds"] for r in driven),
+                             "ms_per_hold": round(1000 * sum(r["lock_held_s"] for r in everything)
+                                                  / max(1, sum(r["lock_holds"] for r in everything)), 2)},
+                    "claims_missed": sum(r["misses"] for r in results),
+                    "vacuums": vacuumer.runs if vacuumer is not None else 0,
                     "worker_rss_mb": round(max(r["rss_mb"] for r in results), 1),
                     "driver_rss_mb": round(driven[0]["rss_mb"], 1) if driven else None,
                     "verify_clean": check.clean,

@@ -54,11 +54,11 @@ from obook.search.config import SearchConfig
 from obook.search.player import ROOT_MOVES, CancelToken
 from obook.search.players import make_player
 from obook.store import jobs
-from obook.store.books import BookInfo, lock_book
+from obook.store.books import BookInfo, lock_schedule, try_lock_book
 from obook.store.db import Store
 from obook.store.leases import ExpansionLease, LeaseLost, new_worker_id
 from obook.store.minimax import (ExpansionRow, NewEdge, NodeRow, SearchedNode, StagedResult, apply_staged,
-                                 node_exists, read_nodes, schedule_expansion, scheduled)
+                                 has_staged, node_exists, read_nodes, schedule_expansion, scheduled)
 
 log = logging.getLogger(__name__)
 
@@ -269,18 +269,28 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     """Schedule the expansions of the ``count`` cheapest nodes not scheduled at their current
     number of edges (the root first, when the book is empty), never more than ``target`` done,
     pending and set aside in all (an expansion set aside is not replaced, as a game is not).
-    Under the book's lock: two schedulers never pick the same node (and the table's unique key
-    would refuse it). Results staged and not applied (their worker died between the two) are
-    applied first. A ``reach`` book's candidates come from this process's ``ReachIndex``, which
-    reads only what changed since it last looked, and repairs it before taking the lock (then
-    once more under it, for what landed meanwhile), so that commits wait for the choice only; a ``cost`` book (KataGo's order, kept as the
-    baseline it was measured against) is reloaded whole. Returns the new ids."""
+    Schedulers take turns (``lock_schedule``): two never pick the same node (and the table's
+    unique key would refuse it) and the target is never overshot. They do not hold the book's
+    lock, so results are applied while a scheduler chooses; an expansion is inserted only if its
+    node still has the edges it was chosen with (an apply that lands between the choice and the
+    insert makes it stale, and it is skipped). Results staged and not applied (their worker died
+    between the two) are applied at the end, when nobody else holds the book's lock (whoever does
+    applies them). A ``reach`` book's candidates come from this process's ``ReachIndex``, which
+    reads only what changed since it last looked, and repairs it before taking the schedulers'
+    lock (then once more under it, for what landed meanwhile); a ``cost`` book (KataGo's order,
+    kept as the baseline it was measured against) is reloaded whole. Returns the new ids."""
+    created = _schedule(conn, book, count, target, constants)
+    if has_staged(conn, book.id) and try_lock_book(conn, book.id):
+        apply_staged(conn, book.id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
+    return created
+
+
+def _schedule(conn, book: BookInfo, count: int, target: int | None, constants: MinimaxConstants) -> list[int]:
     index = None
     if book.expansion == "reach":
         index = reach_index(conn, book, constants)
-        index.refresh(conn)  # before the lock: the repair of what changed since the last look does not stall commits
-    lock_book(conn, book.id)
-    apply_staged(conn, book.id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
+        index.refresh(conn)  # before the lock: the repair of what changed since the last look waits for nobody
+    lock_schedule(conn, book.id)
     if index is not None:
         index.refresh(conn)  # under it: what landed meanwhile (what this transaction inserts, it reads at the next)
     if target is not None:
@@ -315,7 +325,7 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
         if (key, generation) in taken:
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
-                                    expansion_seed(key, generation, move), move)
+                                    expansion_seed(key, generation, move), move, if_current=True)
         if new_id is not None:
             created.append(new_id)
     return created

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, func, select
 
 from obook.errors import ObookError
 from obook.store.db import as_utc
@@ -80,9 +80,26 @@ def lock_book(conn: Connection, book_id: int, shared: bool = False) -> None:
     """Take the book's lock until the caller's transaction ends (PostgreSQL row lock; SQLite's
     ``BEGIN IMMEDIATE`` already serialises every writer). Exclusive: the callers that create a
     book's games, and a repair that replaces its statistics; ``shared``: every transaction that adds
-    statistics (a finish, a seed), so that many add at once but none while a repair replaces them."""
+    statistics (a finish, a seed), so that many add at once but none while a repair replaces them.
+    The exclusive lock is ``FOR NO KEY UPDATE``, not ``FOR UPDATE``: it excludes the other holders
+    just as well, but not the key-share locks that PostgreSQL's foreign-key checks take on the book's
+    row, so that a row that merely names the book (a staged result, a heartbeat) is written while
+    another transaction holds the lock, instead of queueing behind it."""
     if conn.dialect.name == "postgresql":
-        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update(read=shared))
+        conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id).with_for_update(read=shared,
+                                                                                      key_share=not shared))
+
+
+SCHEDULE_LOCK = 0x0B00C  # PostgreSQL advisory lock class of a book's schedulers (the book's id is the object)
+
+
+def lock_schedule(conn: Connection, book_id: int) -> None:
+    """Take the lock of the book's schedulers until the caller's transaction ends: schedulers take
+    turns (none picks what another just picked, the target is never overshot), but a scheduler does
+    not hold the book's lock, so that results are applied while it chooses. PostgreSQL advisory
+    lock; SQLite's ``BEGIN IMMEDIATE`` already serialises every writer."""
+    if conn.dialect.name == "postgresql":
+        conn.execute(select(func.pg_advisory_xact_lock(SCHEDULE_LOCK, book_id)))
 
 
 def try_lock_book(conn: Connection, book_id: int) -> bool:
@@ -90,4 +107,4 @@ def try_lock_book(conn: Connection, book_id: int) -> bool:
     if conn.dialect.name != "postgresql":
         return True  # the transaction's BEGIN IMMEDIATE holds it
     return conn.execute(select(BOOKS.c.id).where(BOOKS.c.id == book_id)
-                        .with_for_update(skip_locked=True)).first() is not None
+                        .with_for_update(skip_locked=True, key_share=True)).first() is not None

@@ -23,11 +23,12 @@ uses these statements; ``JobTable`` names the two tables that hold units.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-from sqlalchemy import Column, Connection, Table, and_, case, func, or_, select, update
+from sqlalchemy import Column, Connection, Table, and_, bindparam, case, func, or_, select, update
 
-from obook.store.db import db_time
+from obook.store.db import db_time, db_time_at, db_time_offset
 from obook.store.models import (DONE, FINISHED, IN_PROGRESS, PENDING, SELFPLAY, SET_ASIDE, Book, Expansion, Game)
 
 
@@ -80,18 +81,31 @@ def claim(conn: Connection, jobs: JobTable, book_id: int, owner: str, lease_seco
           unit_id: int | None = None) -> int | None:
     """Take the lease of an open unit nobody holds (or whose lease expired), first in the kind's
     order, or of ``unit_id``. The unit's id, or None when there is none to take."""
+    dialect = conn.dialect.name
+    taken = conn.execute(_claim_statement(jobs.name, dialect, unit_id is not None), {
+        "book": book_id, "unit": unit_id, "owner": owner, "now": db_time_offset(dialect),
+        "until": db_time_offset(dialect, lease_seconds)}).first()
+    return taken[0] if taken is not None else None
+
+
+@functools.cache
+def _claim_statement(kind: str, dialect: str, by_id: bool):
+    """``claim``'s statement for one kind of unit and dialect, built once (parameters: book, unit,
+    owner, now and until, the offsets of ``db_time_at``)."""
+    jobs = next(j for j in JOB_TABLES if j.name == kind)
     t = jobs.table
-    free = _free(jobs, conn, owner)
-    if unit_id is None:
-        pick = select(t.c.id).where(*jobs.in_book(book_id), free).order_by(*jobs.order).limit(1)
+    free = and_(t.c.status == jobs.open, or_(t.c.lease_until.is_(None), t.c.lease_until < db_time_at(dialect, "now"),
+                                             t.c.lease_owner == bindparam("owner")))
+    in_book = [t.c.book_id == bindparam("book"), *jobs.scope]
+    if by_id:
+        pick = select(t.c.id).where(t.c.id == bindparam("unit"), *in_book, free)
     else:
-        pick = select(t.c.id).where(t.c.id == unit_id, t.c.book_id == book_id, free)
-    if conn.dialect.name == "postgresql":  # claimers running at once take different units, without waiting
+        pick = select(t.c.id).where(*in_book, free).order_by(*jobs.order).limit(1)
+    if dialect == "postgresql":  # claimers running at once take different units, without waiting
         pick = pick.with_for_update(skip_locked=True)
     claimed = {"attempts": t.c.attempts + 1} if jobs.counts_claims else {}
-    taken = conn.execute(update(t).where(t.c.id == pick.scalar_subquery(), free).values(
-        lease_owner=owner, lease_until=db_time(conn, lease_seconds), **claimed).returning(t.c.id)).first()
-    return taken[0] if taken is not None else None
+    return update(t).where(t.c.id == pick.scalar_subquery(), free).values(
+        lease_owner=bindparam("owner"), lease_until=db_time_at(dialect, "until"), **claimed).returning(t.c.id)
 
 
 def renew(conn: Connection, jobs: JobTable, unit_id: int, owner: str, lease_seconds: float) -> bool:

@@ -28,7 +28,7 @@ from sqlalchemy import Connection
 from obook.config import settings
 from obook.errors import ObookError
 from obook.store import jobs
-from obook.store.books import try_lock_book
+from obook.store.books import lock_book, try_lock_book
 from obook.store.db import Store
 from obook.store.faults import kill_point
 from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
@@ -233,11 +233,27 @@ class ExpansionLease(Lease[ExpansionRow]):
                 done = self._apply(conn, job, staged, back_up)
         if not alone:
             kill_point("after_stage")
-            with self.store.write() as conn:
-                done = self._apply(conn, job, staged, back_up)
+            done = self._await_apply(job, staged, back_up)
         kill_point("after_finish_commit")
         if not done:
             raise LeaseLost(f"expansion {job.id}: taken by another worker")
+
+    def _await_apply(self, job: ExpansionRow, staged: bool,
+                     back_up: Callable[[Connection, int, list[int]], object]) -> bool:
+        """Another worker holds the book's lock: it, or the next holder, applies our staged result.
+        Wait for the holder without queueing for the lock (a shared lock waits for it and lets every
+        other waiter through at once) and stop if our result is gone from the staged ones (applied,
+        or dropped: done tells); otherwise take the lock if it is free and apply everything staged,
+        else wait again. So the lock is held only by those who apply, not once by every worker."""
+        while True:
+            with self.store.write() as conn:
+                if try_lock_book(conn, job.book_id):
+                    return self._apply(conn, job, staged, back_up)
+            with self.store.write() as conn:
+                lock_book(conn, job.book_id, shared=True)
+                if not is_staged(conn, job.id):
+                    self._beat(conn)
+                    return self.read(conn, job.id).status == DONE
 
     def _apply(self, conn: Connection, job: ExpansionRow, staged: bool,
                back_up: Callable[[Connection, int, list[int]], object]) -> bool:

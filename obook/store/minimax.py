@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from sqlalchemy import Connection, bindparam, delete, func, literal, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from obook.store.books import lock_book
 from obook.store.db import as_utc, dialect_insert, synchronous_commit, to_signed, to_unsigned
@@ -274,11 +276,19 @@ def reaches(conn: Connection, book_id: int, start: int, target: int) -> bool:
     the nodes below ``start``, each once)."""
     if start == target:
         return True
-    below = select(EDGES.c.child_key.label("key")).where(EDGES.c.book_id == book_id,
-                                                         EDGES.c.parent_key == to_signed(start)).cte(recursive=True)
-    below = below.union(select(EDGES.c.child_key).where(EDGES.c.book_id == book_id,
+    return conn.execute(_REACHES, {"book": book_id, "start": to_signed(start),
+                                   "target": to_signed(target)}).first() is not None
+
+
+def _reaches_statement():
+    below = select(EDGES.c.child_key.label("key")).where(EDGES.c.book_id == bindparam("book"),
+                                                         EDGES.c.parent_key == bindparam("start")).cte(recursive=True)
+    below = below.union(select(EDGES.c.child_key).where(EDGES.c.book_id == bindparam("book"),
                                                         EDGES.c.parent_key == below.c.key))
-    return conn.execute(select(below.c.key).where(below.c.key == to_signed(target)).limit(1)).first() is not None
+    return select(below.c.key).where(below.c.key == bindparam("target")).limit(1)
+
+
+_REACHES = _reaches_statement()
 
 # ---- expansions ------------------------------------------------------------------------------------
 
@@ -311,8 +321,11 @@ def _job(row) -> ExpansionRow:
                         failures=m["failures"], failure=m["failure"])
 
 
+_GET_EXPANSION = select(JOBS).where(JOBS.c.id == bindparam("id"))
+
+
 def get_expansion(conn: Connection, job_id: int) -> ExpansionRow | None:
-    row = conn.execute(select(JOBS).where(JOBS.c.id == job_id)).one_or_none()
+    row = conn.execute(_GET_EXPANSION, {"id": job_id}).one_or_none()
     return _job(row) if row is not None else None
 
 
@@ -337,13 +350,20 @@ def scheduled(conn: Connection, book_id: int) -> set[tuple[int, int]]:
 
 
 def schedule_expansion(conn: Connection, book_id: int, key: int, generation: int, moves: list[str], cost: float,
-                       seed: int, move: int | None = None) -> int | None:
+                       seed: int, move: int | None = None, if_current: bool = False) -> int | None:
     """Insert the expansion of ``key`` at ``generation`` (adding ``move``, or the node's best move
-    outside the book); None when it was already scheduled."""
+    outside the book); None when it was already scheduled, or with ``if_current`` when the node no
+    longer has ``generation`` edges (an expansion landed since it was chosen)."""
     values = dict(book_id=book_id, position_key=to_signed(key), generation=generation, moves=" ".join(moves),
                   cost=cost, move=move, status=PENDING, attempts=0, seed=to_signed(seed), created_at=utcnow())
-    insert = dialect_insert(conn)(JOBS).values(**values).on_conflict_do_nothing(
-        index_elements=[JOBS.c.book_id, JOBS.c.position_key, JOBS.c.generation])
+    if if_current:
+        edges = select(func.count()).select_from(EDGES).where(EDGES.c.book_id == book_id,
+                                                              EDGES.c.parent_key == to_signed(key)).scalar_subquery()
+        insert = dialect_insert(conn)(JOBS).from_select(list(values), select(
+            *[literal(v, JOBS.c[name].type) for name, v in values.items()]).where(edges == generation))
+    else:
+        insert = dialect_insert(conn)(JOBS).values(**values)
+    insert = insert.on_conflict_do_nothing(index_elements=[JOBS.c.book_id, JOBS.c.position_key, JOBS.c.generation])
     result = conn.execute(insert.returning(JOBS.c.id))
     row = result.first()
     return row[0] if row is not None else None
@@ -375,6 +395,17 @@ class NewEdge:
     prior: float  # the move's share of the parent's search visits
 
 
+# an apply's statements, built once (their columns come from the parameters): building a statement
+# costs more Python time than running it
+_INSERT_NODE = NODES.insert()
+_INSERT_EDGE = EDGES.insert()
+_MARK_DONE = update(JOBS).where(JOBS.c.id.in_(bindparam("ids", expanding=True))).values(
+    status=DONE, done_at=bindparam("now"), lease_owner=None, lease_until=None)
+_COUNT_DONE = update(BOOKS).where(BOOKS.c.id == bindparam("book")).values(
+    expansions_done=BOOKS.c.expansions_done + bindparam("applied"))
+_UNSTAGE = delete(RESULTS).where(RESULTS.c.job_id.in_(bindparam("ids", expanding=True)))
+
+
 def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool, seq: int) -> None:
     """The search's rows; its figures (value, bounds, own value) are the back-up's to write."""
     values = dict(policy=s.policy, searched_edges=s.searched_edges, excluded_prior=s.excluded_prior,
@@ -385,12 +416,11 @@ def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool,
     if s.score_mean is not None:
         values["score_mean"] = s.score_mean
     if exists:
-        conn.execute(update(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == to_signed(s.key))
-                     .values(**values))
+        conn.execute(_WRITE_FIGURES, dict(b_book=book_id, b_key=to_signed(s.key), **values))
     else:
-        conn.execute(NODES.insert().values(book_id=book_id, position_key=to_signed(s.key), moves=" ".join(s.moves),
-                                           value=0.0, lcb=0.0, ucb=0.0, own_value=0.0, own_error=0.0, own_visits=0,
-                                           best_new=-2, **values))
+        conn.execute(_INSERT_NODE, dict(book_id=book_id, position_key=to_signed(s.key), moves=" ".join(s.moves),
+                                        value=0.0, lcb=0.0, ucb=0.0, own_value=0.0, own_error=0.0, own_visits=0,
+                                        best_new=-2, **values))
 
 
 @dataclass(frozen=True)
@@ -419,13 +449,28 @@ def stage_result(conn: Connection, job: ExpansionRow, owner: str, result: Staged
     """Stage ``result`` as ``job``'s while ``owner`` holds its lease and it is pending: one
     statement, no lock, so that workers stage at once. False, and nothing written, when the job is
     not ours, is no longer pending, or has a result staged already (a late or repeated delivery)."""
-    mine = select(JOBS.c.id).where(JOBS.c.id == job.id, JOBS.c.lease_owner == owner, JOBS.c.status == PENDING)
-    staged = conn.execute(dialect_insert(conn)(RESULTS).from_select(
-        ["job_id", "book_id", "owner", "staged_at", "result"],
-        select(mine.scalar_subquery(), literal(job.book_id), literal(owner), literal(utcnow(), RESULTS.c.staged_at.type),
-               literal(result.to_json())).where(mine.exists())).on_conflict_do_nothing(
-        index_elements=[RESULTS.c.job_id]).returning(RESULTS.c.job_id)).first()
+    staged = conn.execute(_stage_statement(conn.dialect.name), {
+        "job": job.id, "book": job.book_id, "owner": owner, "now": utcnow(), "result": result.to_json()}).first()
     return staged is not None
+
+
+@functools.cache
+def _stage_statement(dialect: str):
+    """``stage_result``'s statement for a dialect, built once."""
+    mine = select(JOBS.c.id).where(JOBS.c.id == bindparam("job"), JOBS.c.lease_owner == bindparam("owner"),
+                                   JOBS.c.status == PENDING)
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    return insert(RESULTS).from_select(
+        ["job_id", "book_id", "owner", "staged_at", "result"],
+        select(mine.scalar_subquery(), bindparam("book", type_=RESULTS.c.book_id.type),
+               bindparam("owner", type_=RESULTS.c.owner.type), bindparam("now", type_=RESULTS.c.staged_at.type),
+               bindparam("result", type_=RESULTS.c.result.type)).where(mine.exists())).on_conflict_do_nothing(
+        index_elements=[RESULTS.c.job_id]).returning(RESULTS.c.job_id)
+
+
+def has_staged(conn: Connection, book_id: int) -> bool:
+    """Whether any result of the book waits to be applied."""
+    return conn.execute(select(RESULTS.c.job_id).where(RESULTS.c.book_id == book_id).limit(1)).first() is not None
 
 
 def is_staged(conn: Connection, job_id: int) -> bool:
@@ -462,11 +507,9 @@ def apply_staged(conn: Connection, book_id: int, back_up: Callable[[Connection, 
         changed.extend(_store_result(conn, book_id, to_unsigned(key), generation, StagedResult.from_json(text), seq))
         applied.append(job_id)
     if applied:
-        conn.execute(update(JOBS).where(JOBS.c.id.in_(applied)).values(status=DONE, done_at=utcnow(), lease_owner=None,
-                                                                         lease_until=None))
-        conn.execute(update(BOOKS).where(BOOKS.c.id == book_id).values(
-            expansions_done=BOOKS.c.expansions_done + len(applied)))
-    conn.execute(delete(RESULTS).where(RESULTS.c.job_id.in_([row[0] for row in rows])))
+        conn.execute(_MARK_DONE, {"ids": applied, "now": utcnow()})
+        conn.execute(_COUNT_DONE, {"book": book_id, "applied": len(applied)})
+    conn.execute(_UNSTAGE, {"ids": [row[0] for row in rows]})
     back_up(conn, book_id, changed)
     return applied
 
@@ -475,9 +518,8 @@ def _store_result(conn: Connection, book_id: int, key: int, generation: int, res
                   seq: int) -> list[int]:
     """Write one result (``apply_staged``'s rules); the nodes it changed."""
     parent, edge, child = result.parent, result.edge, result.child
-    edges, exists, child_stored = conn.execute(select(
-        _edge_count(book_id, key), _node_count(book_id, key),
-        _node_count(book_id, edge.child_key if edge is not None else key))).one()
+    edges, exists, child_stored = conn.execute(_RESULT_STATE, {
+        "book": book_id, "key": to_signed(key), "child": to_signed(edge.child_key if edge is not None else key)}).one()
     exists, child_stored = exists > 0, edge is not None and child_stored > 0
     if edges != generation or (parent is None and not exists):
         return []
@@ -488,19 +530,18 @@ def _store_result(conn: Connection, book_id: int, key: int, generation: int, res
         _write_search(conn, book_id, child, False, seq)
         changed.append(child.key)
     if edge is not None and not (child_stored and reaches(conn, book_id, edge.child_key, key)):
-        conn.execute(EDGES.insert().values(book_id=book_id, parent_key=to_signed(key), move=edge.move,
-                                           child_key=to_signed(edge.child_key), prior=edge.prior))
+        conn.execute(_INSERT_EDGE, dict(book_id=book_id, parent_key=to_signed(key), move=edge.move,
+                                        child_key=to_signed(edge.child_key), prior=edge.prior))
         if parent is None:  # the parent's new search carries the change already
-            conn.execute(update(NODES).where(NODES.c.book_id == book_id,
-                                             NODES.c.position_key == to_signed(key)).values(seq=seq))
+            conn.execute(_WRITE_FIGURES, dict(b_book=book_id, b_key=to_signed(key), seq=seq))
     return changed
 
 
-def _edge_count(book_id: int, key: int):
-    return select(func.count()).select_from(EDGES).where(
-        EDGES.c.book_id == book_id, EDGES.c.parent_key == to_signed(key)).scalar_subquery()
+def _count_rows(table, key_column, key: str):
+    return select(func.count()).select_from(table).where(
+        table.c.book_id == bindparam("book"), key_column == bindparam(key)).scalar_subquery()
 
 
-def _node_count(book_id: int, key: int):
-    return select(func.count()).select_from(NODES).where(
-        NODES.c.book_id == book_id, NODES.c.position_key == to_signed(key)).scalar_subquery()
+# a result's node: its edges now, whether it is stored, whether the child is
+_RESULT_STATE = select(_count_rows(EDGES, EDGES.c.parent_key, "key"), _count_rows(NODES, NODES.c.position_key, "key"),
+                       _count_rows(NODES, NODES.c.position_key, "child"))

@@ -3,9 +3,11 @@ A player writes its heartbeat through ``obook.store.leases.GameLease``; these ar
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, delete, select, update
+import functools
 
-from obook.store.db import as_utc, db_time, dialect_insert
+from sqlalchemy import Connection, bindparam, delete, select, update
+
+from obook.store.db import as_utc, db_time, db_time_at, db_time_offset, dialect_insert
 from obook.store.models import Worker
 
 WORKERS = Worker.__table__
@@ -14,13 +16,23 @@ WORKERS = Worker.__table__
 def heartbeat(conn: Connection, worker_id: str, **fields) -> None:
     """Record that ``worker_id`` is alive and what it plays (insert or update), dated by the
     database's clock (another machine decides from it whether the worker is alive)."""
-    now = db_time(conn)
-    values = {"last_seen": now, **fields}
-    updated = conn.execute(update(WORKERS).where(WORKERS.c.id == worker_id).values(**values))
+    dialect = conn.dialect.name
+    updated = conn.execute(_heartbeat_update(dialect, tuple(sorted(fields))),
+                           {"worker": worker_id, "now": db_time_offset(dialect), **fields})
     if updated.rowcount == 0:
+        now = db_time(conn)
+        values = {"last_seen": now, **fields}
         insert = dialect_insert(conn)(WORKERS).values(id=worker_id, started_at=now, **{
             "host": "", "pid": 0, "kind": "local", "engine_version": "", "moves": "", **values})
         conn.execute(insert.on_conflict_do_update(index_elements=[WORKERS.c.id], set_=values))
+
+
+@functools.cache
+def _heartbeat_update(dialect: str, fields: tuple[str, ...]):
+    """The heartbeat's update of a known worker, built once per dialect and set of fields (a worker
+    writes one after every claim and commit)."""
+    return update(WORKERS).where(WORKERS.c.id == bindparam("worker")).values(
+        last_seen=db_time_at(dialect, "now"), **{name: bindparam(name) for name in fields})
 
 
 def remove_worker(conn: Connection, worker_id: str) -> None:

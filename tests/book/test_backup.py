@@ -197,3 +197,47 @@ def test_a_result_is_staged_once_under_its_lease_and_applied_once(store):
     wrong = verify_minimax(store, book, repair=True)
     assert not wrong.clean and (wrong.done_counted, wrong.done_counter) == (3, 5) and wrong.repaired
     assert verify_minimax(store, book).clean
+
+
+def test_the_books_lock_holds_back_neither_staging_nor_scheduling(postgres_url):
+    """While one worker holds the book's lock (applying), another still stages its result and
+    writes its heartbeat (rows that only name the book: the foreign-key checks must not queue for
+    the lock), and the driver still schedules (schedulers take turns on their own lock). What was
+    staged is applied by the next who finds the lock free: here, the next scheduling step."""
+    from sqlalchemy import text
+
+    from obook.book.expansion import root_key, schedule
+    from obook.book.library import open_book_store
+    from obook.store.books import lock_book
+    from obook.store.minimax import is_staged
+    from obook.store.models import DONE
+    from obook.store.workers import heartbeat
+
+    store = open_book_store(postgres_url, create=True)
+    book = ensure_book(store, "locked", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
+                                                     seconds_per_move=0))
+    holder = store.engine.connect()
+    holding = holder.begin()
+    lock_book(holder, book.id)
+    try:
+        with store.write() as conn:
+            conn.execute(text("SET LOCAL lock_timeout = '3s'"))  # before: a lock timeout here
+            created = schedule(conn, book, 1, target=10)
+        assert len(created) == 1
+        with store.write() as conn:
+            conn.execute(text("SET LOCAL lock_timeout = '3s'"))
+            jobs.claim(conn, jobs.EXPANSION_JOBS, book.id, OWNER, 60, created[0])
+            job = get_expansion(conn, created[0])
+            root = random_search(random.Random(1), root_key(book), [], set())
+            assert stage_result(conn, job, OWNER, StagedResult(root, None, None))
+            heartbeat(conn, OWNER, book_id=book.id, game_id=job.id, moves="")
+        with store.read() as conn:
+            assert is_staged(conn, job.id) and get_expansion(conn, job.id).status != DONE
+    finally:
+        holding.rollback()
+        holder.close()
+    with store.write() as conn:
+        schedule(conn, book, 1, target=10)
+    with store.read() as conn:
+        assert get_expansion(conn, job.id).status == DONE and not is_staged(conn, job.id)
+        assert load_nodes(conn, book.id)[root_key(book)].edges == {}
