@@ -1,21 +1,34 @@
 """What the store and the scheduler of a minimax book sustain, with the search taken out (issue 31).
 
     python benchmarks/minimax_coordination.py [--db URL] [--workers 1,2,4] [--stages 1000,10000]
-        [--search-ms 0] [--size 9] [--scheduler driver|workers]
+        [--search-ms 0] [--size 9] [--scheduler driver|workers] [--vacuum-seconds 0]
 
 N worker processes grow one ``reach`` book through the real protocol (``obook.store.jobs`` leases,
 ``Expander.advance``: the commit with its incremental back-up, ``BookKind.top_up``: the reach
 index's scheduling), each with a search stub of fixed cost (``--search-ms``) that returns a random
 spread of visits over up to 8 legal moves, so that what is measured is the store's and the
-scheduler's cost. For each stage (the book's expansions done) and each number of workers it prints
-expansions a second (those finished once every worker is set up, over the time from then to the
-last: spawning N processes is not the store's cost), the commit's and the schedule's latency (p50, p99, in ms; with the driver, its
-step: the units counted and the next expansions scheduled), and the peak RSS of a worker and of the
-driver. ``--scheduler driver`` (the default) schedules in one process, as the grid's driver does (the
+scheduler's cost. Workers open the store as grid workers do (no ping before a transaction). For
+each stage (the book's expansions done) and each number of workers it prints one JSON line:
+
+- expansions a second (those finished once every worker is set up, over the time from then to the
+  last: spawning N processes is not the store's cost);
+- the commit's and the schedule's latency (p50, p99, max, in ms; with the driver, its step: the
+  units counted and the next expansions scheduled);
+- CPU milliseconds an expansion: the workers', the driver's, and the rest of the machine's busy
+  time over the same interval (PostgreSQL's, mostly: ``/proc/stat``), which says what a store's
+  machine pays when the workers run elsewhere;
+- the book's lock: the share of the wall time someone held it, the holds, and ms a hold (its one
+  serial section: a share near 1 is its ceiling);
+- claims that found nothing (workers starved by the scheduler);
+- memory: the peak and final RSS of a worker and of the driver.
+
+``--scheduler driver`` (the default) schedules in one process, as the grid's driver does (the
 workers only claim and expand; they hold no reach index); ``--scheduler workers`` lets each worker
-schedule when it finds nothing to claim, as an embedded build does. Every stage ends with
-``obook verify``'s check of the whole book (bounds equal to a back-up from scratch). PostgreSQL by default (``OBOOK_TEST_DATABASE_URL`` or the machine's ``test``
-database); a fresh database per run.
+schedule when it finds nothing to claim, as an embedded build does. ``--vacuum-seconds`` vacuums
+the book's tables that often, as autovacuum would (this machine's server runs without it). Every
+stage ends with ``obook verify``'s check of the whole book (bounds equal to a back-up from scratch,
+the count of expansions done). PostgreSQL by default (``OBOOK_TEST_DATABASE_URL`` or the machine's
+``test`` database); a fresh database per run.
 """
 
 from __future__ import annotations
@@ -132,8 +145,17 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
             pass
     out.put({"role": "worker", "done": done, "misses": misses, "commits": commits, "schedules": schedules, "ready": ready,
              "finished_at": finished_at, "cpu_s": cpu_seconds() - cpu_at_ready,
-             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds,
+             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "rss_now_mb": rss_now_mb(),
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+
+
+def rss_now_mb() -> float:
+    """This process's resident memory now (the peak, ``ru_maxrss``, may be one moment's)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except OSError:
+        return float("nan")
 
 
 def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) -> None:
@@ -170,7 +192,7 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
         if not created:
             time.sleep(0.005)  # a step every 5 ms keeps 200 expansions a second in flight
     out.put({"role": "driver", "steps": steps, "cpu_s": cpu_seconds() - cpu_at_ready,
-             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds,
+             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "rss_now_mb": rss_now_mb(),
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
@@ -331,6 +353,7 @@ def main() -> int:
                     "expansions_per_second": round(rate, 1),
                     "commit_ms_p50": round(1000 * statistics.median(commits), 2),
                     "commit_ms_p99": round(1000 * percentile(commits, 0.99), 2),
+                    "commit_ms_max": round(1000 * max(commits), 1),
                     "schedule_ms_p50": round(1000 * statistics.median(schedules), 2) if schedules else None,
                     "schedule_ms_p99": round(1000 * percentile(schedules, 0.99), 2) if schedules else None,
                     "scheduler": args.scheduler,
@@ -346,7 +369,9 @@ def main() -> int:
                     "claims_missed": sum(r["misses"] for r in results),
                     "vacuums": vacuumer.runs if vacuumer is not None else 0,
                     "worker_rss_mb": round(max(r["rss_mb"] for r in results), 1),
+                    "worker_rss_now_mb": round(max(r["rss_now_mb"] for r in results), 1),
                     "driver_rss_mb": round(driven[0]["rss_mb"], 1) if driven else None,
+                    "driver_rss_now_mb": round(driven[0]["rss_now_mb"], 1) if driven else None,
                     "verify_clean": check.clean,
                 }), flush=True)
     return 0

@@ -13,7 +13,7 @@ from sqlalchemy import Connection
 
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, back_up, node_from_row, own_bounds,
                                 own_error)
-from obook.store.minimax import (NodeFigures, back_up_rows, load_node_rows, next_seq, parents_of, read_nodes,
+from obook.store.minimax import (NodeFigures, back_up_rows, load_node_rows, next_seq, read_nodes,
                                  stored_figures, write_figures)
 
 
@@ -45,16 +45,17 @@ def write_back_up(conn: Connection, book_id: int, constants: MinimaxConstants = 
 
 
 def back_up_after(conn: Connection, book_id: int, changed: list[int], constants: MinimaxConstants = CONSTANTS,
-                  limit: int = 32) -> int:
+                  limit: int = 32, seq: int | None = None) -> int:
     """Bring the stored figures up to date after the nodes ``changed`` got a new search or a new
     edge, in time bounded by what changed, not by the book: each changed node's figures are
     recomputed from its search and its children's stored bounds, then every parent of a node whose
     figures changed, deepest first, until nothing changes. On the book's acyclic graph (the commit
     keeps it so) this is ``back_up`` exactly: a node's figures are a function of its own search and
-    its children's. The nodes of one depth are read, written and followed to their parents together
-    (three statements a level, however many expansions are applied at once). Returns how many nodes
+    its children's. The nodes of one depth are read with their parents and written together (two
+    statements a level, however many expansions are applied at once). Returns how many nodes
     it wrote. A book that already holds a cycle (stored before edges were kept acyclic) is
-    recomputed whole once a node comes back ``limit`` times."""
+    recomputed whole once a node comes back ``limit`` times. Its writes are change ``seq`` (None:
+    the book's next)."""
     if not changed:
         return 0
     searched = {key: node_from_row(row) for key, row in read_nodes(conn, book_id, list(set(changed))).items()}
@@ -64,7 +65,6 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
         heapq.heappush(heap, (-node.depth, key))
         queued.add(key)
     written = 0
-    seq = None  # one change for the whole back-up
     visits: dict[int, int] = {}
     while heap:
         depth = heap[0][0]
@@ -90,10 +90,11 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
         seq = next_seq(conn, book_id) if seq is None else seq
         write_figures(conn, book_id, figures, seq)
         written += len(figures)
-        for parent, parent_depth in parents_of(conn, book_id, list(figures)):
-            if parent not in queued:
-                heapq.heappush(heap, (-parent_depth, parent))
-                queued.add(parent)
+        for key in figures:
+            for parent, parent_depth in stored_rows[key].parents:
+                if parent not in queued:
+                    heapq.heappush(heap, (-parent_depth, parent))
+                    queued.add(parent)
     return written
 
 

@@ -139,8 +139,8 @@ class Expander:
     def expand(self, job: ExpansionRow) -> bool:
         """Run ``job`` and store it; True when stored, ``LeaseLost`` when it is no longer ours."""
         result = self.prepare(job)
-        self.lease.commit(job, result, lambda conn, book_id, changed: back_up_after(conn, book_id, changed,
-                                                                                    self.constants))
+        self.lease.commit(job, result, lambda conn, book_id, changed, seq: back_up_after(
+            conn, book_id, changed, self.constants, seq=seq))
         return True
 
     def prepare(self, job: ExpansionRow) -> StagedResult:
@@ -281,7 +281,8 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     kept as the baseline it was measured against) is reloaded whole. Returns the new ids."""
     created = _schedule(conn, book, count, target, constants)
     if has_staged(conn, book.id) and try_lock_book(conn, book.id):
-        apply_staged(conn, book.id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
+        apply_staged(conn, book.id, lambda conn, book_id, changed, seq: back_up_after(conn, book_id, changed, constants,
+                                                                                      seq=seq), locked=True)
     return created
 
 

@@ -32,7 +32,7 @@ from obook.store.books import lock_book, try_lock_book
 from obook.store.db import Store
 from obook.store.faults import kill_point
 from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
-from obook.store.minimax import ExpansionRow, StagedResult, apply_staged, get_expansion, is_staged, stage_result
+from obook.store.minimax import BackUp, ExpansionRow, StagedResult, apply_staged, get_expansion, is_staged, stage_result
 from obook.store.models import ABANDONED, DONE
 from obook.store.stats import ReadRows, rows_reader
 from obook.store.workers import heartbeat, remove_worker
@@ -217,7 +217,7 @@ class ExpansionLease(Lease[ExpansionRow]):
         return get_expansion(conn, unit_id)
 
     def commit(self, job: ExpansionRow, result: StagedResult,
-               back_up: Callable[[Connection, int, list[int]], object]) -> None:
+               back_up: BackUp) -> None:
         """Store ``job``'s result once: stage it while our lease holds (``stage_result``), and apply
         every staged result, ours and those other workers staged meanwhile, under the book's lock,
         with ``back_up`` (the book's) run once for them all (``apply_staged``). When the lock is
@@ -227,8 +227,9 @@ class ExpansionLease(Lease[ExpansionRow]):
         before applying it), that one is applied. ``LeaseLost`` when the expansion is no longer ours
         and not done."""
         with self.store.write() as conn:
-            alone = try_lock_book(conn, job.book_id)  # nobody applies now: stage and apply in this transaction
             staged = stage_result(conn, job, self.owner, result)
+            self._beat(conn)  # idle from now on: written before the lock, which it need not wait for
+            alone = try_lock_book(conn, job.book_id)  # nobody applies now: apply in this transaction
             if alone:
                 done = self._apply(conn, job, staged, back_up)
         if not alone:
@@ -239,7 +240,7 @@ class ExpansionLease(Lease[ExpansionRow]):
             raise LeaseLost(f"expansion {job.id}: taken by another worker")
 
     def _await_apply(self, job: ExpansionRow, staged: bool,
-                     back_up: Callable[[Connection, int, list[int]], object]) -> bool:
+                     back_up: BackUp) -> bool:
         """Another worker holds the book's lock: it, or the next holder, applies our staged result.
         Wait for the holder without queueing for the lock (a shared lock waits for it and lets every
         other waiter through at once) and stop if our result is gone from the staged ones (applied,
@@ -252,16 +253,14 @@ class ExpansionLease(Lease[ExpansionRow]):
             with self.store.write() as conn:
                 lock_book(conn, job.book_id, shared=True)
                 if not is_staged(conn, job.id):
-                    self._beat(conn)
                     return self.read(conn, job.id).status == DONE
 
     def _apply(self, conn: Connection, job: ExpansionRow, staged: bool,
-               back_up: Callable[[Connection, int, list[int]], object]) -> bool:
+               back_up: BackUp) -> bool:
         """Under the book's lock: apply every staged result; whether ``job`` is done by it (ours, or
         one staged before ours by a worker that died before applying it)."""
         waiting = not staged and is_staged(conn, job.id)
-        apply_staged(conn, job.book_id, back_up)
+        apply_staged(conn, job.book_id, back_up, locked=True)
         done = staged or (waiting and self.read(conn, job.id).status == DONE)
-        self._beat(conn)
         kill_point("before_finish_commit")
         return done

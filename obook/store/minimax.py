@@ -30,7 +30,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
-from sqlalchemy import Connection, bindparam, delete, func, literal, select, update
+from sqlalchemy import Connection, bindparam, delete, func, literal, null, select, union_all, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from obook.store.books import lock_book
@@ -232,11 +232,13 @@ def scheduled_since(conn: Connection, book_id: int, after: int) -> list[tuple[in
 @dataclass(frozen=True)
 class BackUpRow:
     """What the incremental back-up reads of one node: its stored figures, its depth (moves of its
-    first path) and its children's stored bounds."""
+    first path), its children's stored bounds, and its parents (key, depth): where the back-up goes
+    next if its figures change, read with them to save a round trip a level."""
 
     figures: NodeFigures
     depth: int
     children: list[ChildBounds]
+    parents: list[tuple[int, int]]
 
 
 _CHILD = NODES.alias("child")
@@ -247,28 +249,35 @@ _BACK_UP_ROWS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c
     NODES.outerjoin(EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))
     .outerjoin(_CHILD, (_CHILD.c.book_id == EDGES.c.book_id) & (_CHILD.c.position_key == EDGES.c.child_key))).where(
     NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
-_PARENTS_OF = select(NODES.c.position_key, NODES.c.moves).distinct().select_from(
-    EDGES.join(NODES, (NODES.c.book_id == EDGES.c.book_id) & (NODES.c.position_key == EDGES.c.parent_key))).where(
+# the same nodes' parents, as rows of _BACK_UP_ROWS's shape: (child key, NULL figures, parent's moves,
+# NULL bounds, parent key), so that one statement reads both
+_PARENT = NODES.alias("parent")
+_PARENT_ROWS = select(EDGES.c.child_key, *[null() for _ in NodeFigures.__dataclass_fields__], _PARENT.c.moves,
+                      null(), null(), null(), _PARENT.c.position_key).select_from(
+    EDGES.join(_PARENT, (_PARENT.c.book_id == EDGES.c.book_id) & (_PARENT.c.position_key == EDGES.c.parent_key))).where(
     EDGES.c.book_id == bindparam("book"), EDGES.c.child_key.in_(bindparam("keys", expanding=True)))
+_BACK_UP_AND_PARENT_ROWS = union_all(_BACK_UP_ROWS.add_columns(null().label("parent_key")), _PARENT_ROWS)
 
 
 def back_up_rows(conn: Connection, book_id: int, keys: list[int]) -> dict[int, BackUpRow]:
-    """One query: the nodes' rows joined to their edges and their children's rows (absent: not stored)."""
-    out: dict[int, tuple[NodeFigures, int, list[ChildBounds]]] = {}
-    for key, *figures, moves, v, lo, hi in conn.execute(_BACK_UP_ROWS, {"book": book_id,
-                                                                         "keys": [to_signed(k) for k in keys]}):
+    """One query: the nodes' rows joined to their edges and their children's rows (absent: not
+    stored), and their parents."""
+    out: dict[int, BackUpRow] = {}
+    parents: dict[int, list[tuple[int, int]]] = {}
+    for key, *figures, moves, v, lo, hi, parent in conn.execute(_BACK_UP_AND_PARENT_ROWS, {
+            "book": book_id, "keys": [to_signed(k) for k in keys]}):
         key = to_unsigned(key)
-        if key not in out:
-            out[key] = (NodeFigures(*figures), len(moves.split()), [])
+        if parent is not None:
+            parents.setdefault(key, []).append((to_unsigned(parent), len(moves.split())))
+            continue
+        row = out.get(key)
+        if row is None:
+            row = out[key] = BackUpRow(NodeFigures(*figures), len(moves.split()), [], [])
         if v is not None:
-            out[key][2].append(ChildBounds(v, lo, hi))
-    return {key: BackUpRow(*row) for key, row in out.items()}
-
-
-def parents_of(conn: Connection, book_id: int, keys: list[int]) -> list[tuple[int, int]]:
-    """(key, depth) of every stored node with an edge to one of ``keys`` (``ix_minimax_edges_child``)."""
-    rows = conn.execute(_PARENTS_OF, {"book": book_id, "keys": [to_signed(k) for k in keys]})
-    return [(to_unsigned(k), len(moves.split())) for k, moves in rows]
+            row.children.append(ChildBounds(v, lo, hi))
+    for key, row in out.items():
+        row.parents.extend(parents.get(key, ()))
+    return out
 
 
 def reaches(conn: Connection, book_id: int, start: int, target: int) -> bool:
@@ -482,10 +491,14 @@ _STAGED = select(RESULTS.c.job_id, RESULTS.c.result, JOBS.c.position_key, JOBS.c
     JOBS, JOBS.c.id == RESULTS.c.job_id).where(RESULTS.c.book_id == bindparam("book")).order_by(RESULTS.c.job_id)
 
 
-def apply_staged(conn: Connection, book_id: int, back_up: Callable[[Connection, int, list[int]], object]) -> list[int]:
-    """Apply every staged result of the book once, under the book's lock, in the caller's
-    transaction, and mark their expansions done; ``back_up(conn, book_id, changed nodes)`` (the
-    book's) runs once for all of them. The ids of the expansions done.
+BackUp = Callable[[Connection, int, list[int], int], object]  # (conn, book, changed nodes, change number)
+
+
+def apply_staged(conn: Connection, book_id: int, back_up: BackUp, locked: bool = False) -> list[int]:
+    """Apply every staged result of the book once, under the book's lock (taken here unless the
+    caller holds it: ``locked``), in the caller's transaction, and mark their expansions done;
+    ``back_up(conn, book_id, changed nodes, seq)`` (the book's) runs once for all of them and writes
+    its figures as the same change ``seq``. The ids of the expansions done.
 
     A result whose expansion is no longer pending is dropped. A result whose node no longer has
     the expansion's ``generation`` edges is done with nothing added (stale: cannot happen while
@@ -495,7 +508,8 @@ def apply_staged(conn: Connection, book_id: int, back_up: Callable[[Connection, 
     descendants' and the back-up can be incremental. Committed synchronously (a grid worker's
     session commits asynchronously): once the driver counts an expansion done, it is on disk."""
     synchronous_commit(conn)
-    lock_book(conn, book_id)
+    if not locked:
+        lock_book(conn, book_id)
     rows = conn.execute(_STAGED, {"book": book_id}).all()
     if not rows:
         return []
@@ -510,7 +524,7 @@ def apply_staged(conn: Connection, book_id: int, back_up: Callable[[Connection, 
         conn.execute(_MARK_DONE, {"ids": applied, "now": utcnow()})
         conn.execute(_COUNT_DONE, {"book": book_id, "applied": len(applied)})
     conn.execute(_UNSTAGE, {"ids": [row[0] for row in rows]})
-    back_up(conn, book_id, changed)
+    back_up(conn, book_id, changed, seq)
     return applied
 
 

@@ -30,7 +30,8 @@ def random_search(rng: random.Random, key: int, moves: list[str], excluded: set[
 
 
 def apply(conn, book_id: int, constants=CONSTANTS) -> list[int]:
-    return apply_staged(conn, book_id, lambda conn, book_id, changed: back_up_after(conn, book_id, changed, constants))
+    return apply_staged(conn, book_id, lambda conn, book_id, changed, seq: back_up_after(conn, book_id, changed,
+                                                                                         constants, seq=seq))
 
 
 def commit(conn, job, parent, edge, child, constants=CONSTANTS) -> list[int]:
