@@ -163,7 +163,7 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
     book's units, and top up the open ones to the live workers plus a margin; each step timed."""
     from obook.book.kinds import book_kind
     from obook.book.library import open_book_store
-    from obook.grid.driver import wanted_in_flight
+    from obook.grid.driver import FinishRate, wanted_in_flight
     from obook.store.books import get_book
     from obook.store.db import forget_stores
 
@@ -173,7 +173,7 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
         book = get_book(conn, book_name)
     kind = book_kind(book)
     lock_clock = LockClock(store.engine)
-    wanted = wanted_in_flight(workers, 2)
+    finish_rate, step_seconds, poll = FinishRate(), 0.0, 0.005
     steps = []
     cpu_at_ready = cpu_seconds()
     while True:
@@ -183,14 +183,16 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
         accounted = counts.done + counts.set_aside
         if accounted >= target and not counts.open:
             break
+        wanted = wanted_in_flight(workers, 2, finish_rate.update(counts.done), poll + step_seconds)  # as Driver.step
         created = []
         if counts.open < wanted and accounted + counts.open < target:
             created = kind.top_up(store, book, target, wanted - counts.open)
-            steps.append(time.perf_counter() - started)
+            step_seconds = time.perf_counter() - started
+            steps.append(step_seconds)
             if not created and not counts.open:
                 break
         if not created:
-            time.sleep(0.005)  # a step every 5 ms keeps 200 expansions a second in flight
+            time.sleep(poll)
     out.put({"role": "driver", "steps": steps, "cpu_s": cpu_seconds() - cpu_at_ready,
              "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "rss_now_mb": rss_now_mb(),
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})

@@ -37,6 +37,7 @@ is read from the store at each step, the same for every kind of unit.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -80,10 +81,30 @@ class DriverStep:
     durable: bool = False  # done, and everything counted confirmed on disk (``Driver.run``)
 
 
-def wanted_in_flight(live_workers: int, minimum: int) -> int:
-    """Live players plus a margin of a quarter (at least two) waiting in the queue, so that a player
-    finishing a game between two steps of the driver finds the next one waiting."""
-    return max(minimum, live_workers + max(2, live_workers // 4))
+def wanted_in_flight(live_workers: int, minimum: int, units_per_second: float = 0.0, gap_seconds: float = 0.0) -> int:
+    """Live players plus a margin waiting in the queue, so that a player finishing a unit between
+    two steps of the driver finds the next one waiting: a quarter of the players (at least two), or
+    twice what the grid finishes in the time between two steps (``units_per_second`` measured,
+    ``gap_seconds`` the poll and the step's own time), whichever is more. Short units (tiny searches,
+    a fast grid) would otherwise drain the queue before the next step fills it."""
+    margin = max(2, live_workers // 4, math.ceil(2 * units_per_second * gap_seconds))
+    return max(minimum, live_workers + margin)
+
+
+class FinishRate:
+    """Units finished a second, from the done counts of the driver's steps (a moving window)."""
+
+    def __init__(self, window_seconds: float = 30.0):
+        self.window = window_seconds
+        self.seen: list[tuple[float, int]] = []
+
+    def update(self, done: int, now: float | None = None) -> float:
+        now = time.monotonic() if now is None else now
+        self.seen.append((now, done))
+        while len(self.seen) > 2 and now - self.seen[1][0] >= self.window:
+            self.seen.pop(0)
+        (t0, d0), (t1, d1) = self.seen[0], self.seen[-1]
+        return (d1 - d0) / (t1 - t0) if t1 > t0 else 0.0
 
 
 class Driver:
@@ -93,6 +114,8 @@ class Driver:
         self.send = send
         self.pending = pending
         self.tokens_seen: dict[tuple[int, str], float] = {}  # (game, token) -> when this driver first saw it
+        self.finish_rate = FinishRate()
+        self.step_seconds = 0.0  # the last step's own time
         with store.read() as conn:
             self.book = get_book(conn, plan.book)
         self.kind = book_kind(self.book)
@@ -102,11 +125,19 @@ class Driver:
             return sum(1 for w in live_workers(conn, self.plan.live_within) if w["kind"] == GRID_KIND)
 
     def step(self) -> DriverStep:
+        started = time.monotonic()
+        try:
+            return self._step()
+        finally:
+            self.step_seconds = time.monotonic() - started
+
+    def _step(self) -> DriverStep:
         book, kind = self.book, self.kind
         with self.store.read() as conn:
             counts = kind.counts(conn, book)
         live = self.live_workers()
-        wanted = wanted_in_flight(live, self.plan.min_in_flight)
+        wanted = wanted_in_flight(live, self.plan.min_in_flight, self.finish_rate.update(counts.done),
+                                  self.plan.poll + self.step_seconds)
         result = DriverStep(counts.done, counts.open, live, wanted, set_aside=counts.set_aside)
         accounted = counts.done + counts.set_aside
         if accounted >= self.plan.target and counts.open == 0:

@@ -49,7 +49,7 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypat
                 nodes = load_nodes(conn, book.id)
                 figures = stored_figures(conn, book.id)
             whole = reach_candidates(nodes, root, figures)
-            assert list(index.ranked) == whole, f"after step {step}"
+            assert index.candidates() == whole, f"after step {step}"
             compared += len(whole)
     assert compared > 50
 

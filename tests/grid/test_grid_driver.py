@@ -14,7 +14,7 @@ from sqlalchemy import select, update
 
 from obook.book.library import BookSettings, ensure_book, verify
 from obook.book.selfplay import SelfPlayer, start_games
-from obook.grid.driver import Driver, DriverPlan, wanted_in_flight
+from obook.grid.driver import Driver, DriverPlan, FinishRate, wanted_in_flight
 from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice
 from obook.store.books import BOOKS
 from obook.store.games import GAMES, game_counts, get_game
@@ -50,6 +50,17 @@ def test_wanted_in_flight_follows_the_live_workers():
     assert wanted_in_flight(0, 2) == 2
     assert wanted_in_flight(3, 2) == 5
     assert wanted_in_flight(40, 2) == 50
+    assert wanted_in_flight(4, 2, units_per_second=100, gap_seconds=0.05) == 14  # the queue covers a step's gap
+    assert wanted_in_flight(4, 2, units_per_second=1, gap_seconds=1.0) == 6
+
+
+def test_the_finish_rate_is_read_over_a_moving_window():
+    rate = FinishRate(window_seconds=10)
+    assert rate.update(0, now=0.0) == 0.0
+    assert rate.update(50, now=5.0) == 10.0
+    assert rate.update(100, now=10.0) == 10.0
+    assert rate.update(100, now=15.0) == 5.0  # 50 from 5 s to 15 s
+    assert rate.update(100, now=25.0) == 0.0  # none in the last 10 s
 
 
 MINIMAX_BOOK = BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=50", seconds_per_move=0,
