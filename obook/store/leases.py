@@ -32,7 +32,8 @@ from obook.store.books import lock_book, try_lock_book
 from obook.store.db import Store
 from obook.store.faults import kill_point
 from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
-from obook.store.minimax import BackUp, ExpansionRow, StagedResult, apply_staged, get_expansion, is_staged, stage_result
+from obook.store.minimax import (BackUp, ExpansionRow, StagedResult, apply_staged, expansion_state, get_expansion,
+                                 is_staged, stage_result)
 from obook.store.models import ABANDONED, DONE
 from obook.store.stats import ReadRows, rows_reader
 from obook.store.workers import heartbeat, remove_worker
@@ -241,19 +242,22 @@ class ExpansionLease(Lease[ExpansionRow]):
 
     def _await_apply(self, job: ExpansionRow, staged: bool,
                      back_up: BackUp) -> bool:
-        """Another worker holds the book's lock: it, or the next holder, applies our staged result.
-        Wait for the holder without queueing for the lock (a shared lock waits for it and lets every
-        other waiter through at once) and stop if our result is gone from the staged ones (applied,
-        or dropped: done tells); otherwise take the lock if it is free and apply everything staged,
-        else wait again. So the lock is held only by those who apply, not once by every worker."""
+        """Another worker held the book's lock when ours was staged: it, or the next holder, applies
+        our result (whoever takes the lock after our result is committed applies it). Wait for the
+        holder without queueing for the lock (a shared lock waits for it and lets every other waiter
+        through at once) and stop if our result is gone from the staged ones (applied, or dropped:
+        done tells); otherwise take the lock if it is free and apply everything staged, else wait
+        for the one who took it. So the lock is held only by those who apply, not once by every
+        worker, and a worker waits at most for two holders."""
         while True:
+            with self.store.write() as conn:
+                lock_book(conn, job.book_id, shared=True)
+                done, waiting = expansion_state(conn, job.id)
+                if not waiting:
+                    return done
             with self.store.write() as conn:
                 if try_lock_book(conn, job.book_id):
                     return self._apply(conn, job, staged, back_up)
-            with self.store.write() as conn:
-                lock_book(conn, job.book_id, shared=True)
-                if not is_staged(conn, job.id):
-                    return self.read(conn, job.id).status == DONE
 
     def _apply(self, conn: Connection, job: ExpansionRow, staged: bool,
                back_up: BackUp) -> bool:

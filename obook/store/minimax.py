@@ -482,6 +482,16 @@ def has_staged(conn: Connection, book_id: int) -> bool:
     return conn.execute(select(RESULTS.c.job_id).where(RESULTS.c.book_id == book_id).limit(1)).first() is not None
 
 
+_EXPANSION_STATE = select(JOBS.c.status == DONE, select(RESULTS.c.job_id).where(
+    RESULTS.c.job_id == bindparam("id")).exists()).where(JOBS.c.id == bindparam("id"))
+
+
+def expansion_state(conn: Connection, job_id: int) -> tuple[bool, bool]:
+    """(done, a result staged and not applied) of expansion ``job_id``, in one statement."""
+    row = conn.execute(_EXPANSION_STATE, {"id": job_id}).first()
+    return (bool(row[0]), bool(row[1])) if row is not None else (False, False)
+
+
 def is_staged(conn: Connection, job_id: int) -> bool:
     """Whether a result of expansion ``job_id`` waits to be applied."""
     return conn.execute(select(RESULTS.c.job_id).where(RESULTS.c.job_id == job_id)).first() is not None
