@@ -113,6 +113,15 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
             commits.append(time.perf_counter() - started)
 
     expander.lease.commit = timed_commit.__get__(expander.lease)
+    import obook.book.backup as backup
+
+    whole, write_back_up = [], backup.write_back_up
+
+    def counted_write_back_up(*args, **kwargs):  # the back-up's fallback to the whole book (a cycle)
+        whole.append(1)
+        return write_back_up(*args, **kwargs)
+
+    backup.write_back_up = counted_write_back_up
     done = 0
     finished_at = []
     ready = time.time()  # imports and set-up are not the store's cost: the rate counts from here
@@ -143,7 +152,7 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
             finished_at.append(time.time())
         except LeaseLost:
             pass
-    out.put({"role": "worker", "done": done, "misses": misses, "commits": commits, "schedules": schedules, "ready": ready,
+    out.put({"role": "worker", "done": done, "misses": misses, "commits": commits, "whole_back_ups": len(whole), "schedules": schedules, "ready": ready,
              "finished_at": finished_at, "cpu_s": cpu_seconds() - cpu_at_ready,
              "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "rss_now_mb": rss_now_mb(),
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
@@ -369,6 +378,7 @@ def main() -> int:
                              "ms_per_hold": round(1000 * sum(r["lock_held_s"] for r in everything)
                                                   / max(1, sum(r["lock_holds"] for r in everything)), 2)},
                     "claims_missed": sum(r["misses"] for r in results),
+                    "whole_back_ups": sum(r["whole_back_ups"] for r in results),
                     "vacuums": vacuumer.runs if vacuumer is not None else 0,
                     "worker_rss_mb": round(max(r["rss_mb"] for r in results), 1),
                     "worker_rss_now_mb": round(max(r["rss_now_mb"] for r in results), 1),
