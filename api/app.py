@@ -20,9 +20,11 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
 from api.deps import is_admin
 from api.fastpath import CachedLookups
+from api.head import HeadAsGet
 from api.routers import books, games, progress
 from api.schemas import HealthOut
 from api.service import BookService, GameNotFound
@@ -42,7 +44,9 @@ ANONYMOUS_UNAVAILABLE = "the database cannot be reached; try again later"  # no 
 def create_app(database_url: str | None = None, settings: Settings | None = None) -> FastAPI:
     settings = settings or default_settings()
     store = open_store(database_url or settings.database_url, check=False)
-    app = FastAPI(
+    # Swagger UI (/docs) and ReDoc (/redoc) from the files fastapi-offline ships, not from a CDN: they
+    # render on a machine without Internet access.
+    app = FastAPIOffline(
         lifespan=_lifespan,
         title="obook",
         version=__version__,
@@ -58,9 +62,10 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
         app.include_router(router)
     app.add_middleware(CachedLookups, service=app.state.service)
     origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
-    if origins:  # outermost: cached answers and errors get the CORS headers too
+    if origins:  # outside the routes and api/fastpath.py: cached answers and errors get the CORS headers too
         app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["GET", "POST"],
                            allow_headers=["Authorization", "If-None-Match"], expose_headers=["ETag"], max_age=600)
+    app.add_middleware(HeadAsGet)  # outermost: every layer and route below sees a GET
     _add_error_answers(app)
     _add_pages(app)
     return app

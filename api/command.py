@@ -18,7 +18,8 @@ def register(subparsers) -> None:
     p.add_argument("--host", default=None, help="address to listen on (default: OBOOK_API_HOST, 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default: OBOOK_API_PORT, 8000)")
     p.add_argument("--access-log", action="store_true", help="log every request (off: it costs throughput)")
-    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"),
+                   help="uvicorn's and obook's log level (default info)")
     p.set_defaults(func=cmd_serve)
 
 

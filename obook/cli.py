@@ -26,10 +26,23 @@ COMMAND_MODULES = (
     "obook.commands.learn",
     "obook.commands.warmup",
 )
+# What `obook --help` shows: plain text for a terminal (the module docstring is for developers).
+DESCRIPTION = """\
+obook builds opening books for Go by Monte-Carlo self-play and search, looks positions up in them,
+serves them over HTTP and plays with them over GTP in GUIs such as Sabaki and GoGui. Books live in
+a database: ./obook.db unless --db or OBOOK_DATABASE_URL names another. `obook COMMAND --help`
+describes each command."""
+EXAMPLES = """examples:
+  obook build --book demo --games 12    build a book in ./obook.db (run it again to continue)
+  obook lookup --book demo "E5 G5"      the book's moves after E5 G5
+  obook serve                           the API, /docs and the dashboard on http://127.0.0.1:8000
+  obook gtp --book demo --config "policy=heavy,seconds=2"
+                                        play over GTP with the book (a GUI's engine command)
+"""
 ENTRY_POINT_GROUP = "obook.commands"
 # The extra (pyproject.toml) that installs a package the engine alone does not have.
-EXTRAS = {"fastapi": "service", "starlette": "service", "uvicorn": "service", "celery": "grid", "kombu": "grid",
-          "redis": "grid", "psycopg": "postgres"}
+EXTRAS = {"fastapi": "service", "fastapi_offline": "service", "starlette": "service", "uvicorn": "service",
+          "celery": "grid", "kombu": "grid", "redis": "grid", "psycopg": "postgres"}
 
 
 def command_modules() -> list[str]:
@@ -40,7 +53,8 @@ def command_modules() -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="obook", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="obook", description=DESCRIPTION, epilog=EXAMPLES,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"obook {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in command_modules():
@@ -72,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
         if extra is None:
             raise
         print(f"obook: error: `obook {args.command}` needs {exc.name}, which is not installed: "
-              f"pip install 'obook[{extra}]'", file=sys.stderr)
+              f"pip install 'obook[{extra}]' (in a clone of the repository: pip install -e '.[{extra}]')",
+              file=sys.stderr)
         return 2
 
 

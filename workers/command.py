@@ -49,10 +49,11 @@ def register(subparsers) -> None:
     w = subparsers.add_parser("worker", help="start a grid worker (Celery) that plays games of any book")
     w.add_argument("--concurrency", type=int, default=None,
                    help="processes (default: OBOOK_WORKER_CONCURRENCY, else the CPU count)")
-    w.add_argument("--pool", choices=("prefork", "solo"), default="prefork")
+    w.add_argument("--pool", choices=("prefork", "solo"), default="prefork",
+                   help="Celery pool: prefork (processes, the default) or solo (one game at a time in this process)")
     w.add_argument("--soft-shutdown-timeout", type=float, default=None,
                    help="seconds a stopping worker gives its slices (default: OBOOK_SOFT_SHUTDOWN_SECONDS, 60)")
-    w.add_argument("--loglevel", default="INFO")
+    w.add_argument("--loglevel", default="INFO", help="Celery's log level (default INFO)")
     w.add_argument("--name", default=None, help="Celery node name (default: obook-<pid>@host)")
     w.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
     w.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")

@@ -79,7 +79,9 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
     200: {"content": {"application/x-go-sgf": {"schema": {"type": "string"}}}, "description": "the book as SGF"},
     **NOT_FOUND, **NOT_MODIFIED, **OTHER_ENGINE})
 async def export_sgf(request: Request, book: BookName, service: Service,
-                     min_games: MinGames = 1,
+                     min_games: Annotated[int, Query(ge=0, le=1_000_000_000, description=(
+                         "leave out moves with fewer games (0 and 1: every move of the book; a minimax book "
+                         "writes every move)"))] = 1,
                      depth: Annotated[int | None, Query(ge=1, le=400, description="moves from the root")] = None,
                      max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
                      ) -> Response:
@@ -88,7 +90,7 @@ async def export_sgf(request: Request, book: BookName, service: Service,
     tag = await service.run(service.book_tag, book)
     if matches(request.headers.get("if-none-match"), tag):
         return cached_response(request, b"", tag, "application/x-go-sgf")
-    data = await service.run_export(service.export_sgf, book, min_games, depth, max_nodes)
+    data = await service.run_export(service.export_sgf, book, max(1, min_games), depth, max_nodes)
     return cached_response(request, data, tag, "application/x-go-sgf",
                            headers={"Content-Disposition": f'attachment; filename="{_ascii(book)}.sgf"'})
 

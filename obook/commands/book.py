@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,7 +51,7 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_build)
 
     p = subparsers.add_parser("seed", help="add SGF games to a book as seed individuals")
-    p.add_argument("--book", required=True)
+    p.add_argument("--book", required=True, help="name of the book to add the games to")
     p.add_argument("files", nargs="+", type=Path, metavar="FILE.sgf",
                    help="SGF files (every game of a collection) or directories of them")
     komi = p.add_mutually_exclusive_group()
@@ -62,8 +63,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_seed)
 
     p = subparsers.add_parser("export", help="write a book as one SGF game tree")
-    p.add_argument("--book", required=True)
-    p.add_argument("--sgf", required=True, type=Path, help="output file")
+    p.add_argument("--book", required=True, help="name of the book to export")
+    p.add_argument("--sgf", required=True, help="file to write, or - for standard output")
     p.add_argument("--min-games", type=int, default=1, help="leave out moves with fewer games")
     p.add_argument("--depth", type=int, default=None,
                    help="moves from the root (default and 0: the book's depth; at most 100,000 moves are written)")
@@ -71,16 +72,17 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_export)
 
     p = subparsers.add_parser("lookup", help="the book's moves in a position")
-    p.add_argument("--book", required=True)
+    p.add_argument("--book", required=True, help="name of the book to look in")
     p.add_argument("moves", nargs="?", default="", help='moves from the empty board, e.g. "E5 G5" or E5,G5')
     p.add_argument("--min-games", type=int, default=1, help="the usage rule ignores moves with fewer games")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     _db(p)
     p.set_defaults(func=cmd_lookup)
 
     p = subparsers.add_parser("verify", help="recompute a book's statistics from its finished games and compare")
-    p.add_argument("--book", required=True)
-    p.add_argument("--repair", action="store_true", help="replace the statistics by the recomputed ones")
+    p.add_argument("--book", required=True, help="name of the book to check")
+    p.add_argument("--repair", action="store_true",
+                   help="replace the statistics by the recomputed ones (exit 0 when everything is repaired)")
     _db(p)
     p.set_defaults(func=cmd_verify)
 
@@ -89,7 +91,8 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_books)
 
     p = subparsers.add_parser("db", help="database schema: upgrade or show the revision")
-    p.add_argument("action", choices=("upgrade", "current"))
+    p.add_argument("action", choices=("upgrade", "current"),
+                   help="upgrade: bring the schema to this obook's; current: show the schema's revision")
     _db(p)
     p.set_defaults(func=cmd_db)
 
@@ -110,8 +113,6 @@ def _keyed_book(store, name, use):
 
 
 def cmd_build(args) -> int:
-    import os
-
     from obook.book.build import BuildPlan, build
     from obook.book.kinds import book_kind, is_search_valued
     from obook.book.library import BookSettings, ensure_book
@@ -266,8 +267,18 @@ def cmd_export(args) -> int:
     store = _store(args)
     book = _keyed_book(store, args.book, "export it")
     data, nodes = export_book(store, book, min_games=args.min_games, depth=args.depth)
+    if args.sgf == "-":  # the SGF alone on stdout, for a pipe; the count goes to stderr
+        try:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        except BrokenPipeError:  # the reader stopped early (`| head`): no traceback, and none at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
+        print(f"wrote the SGF to standard output: {nodes} book moves", file=sys.stderr)
+        return 0
     try:
-        args.sgf.write_bytes(data)
+        Path(args.sgf).write_bytes(data)
     except OSError as exc:
         raise ObookError(f"cannot write {args.sgf}: {exc.strerror or exc}") from None
     print(f"wrote {args.sgf}: {nodes} book moves")
@@ -363,6 +374,12 @@ def cmd_verify(args) -> int:
     print(f"  {len(result.missing)} wrong or missing rows, {len(result.extra)} extra rows, "
           f"{len(result.scores)} rows with wrong scores, "
           f"{len(result.bad_games)} bad games" + ("; repaired" if args.repair else ""))
+    if args.repair and not result.bad_games:
+        print("  statistics repaired: they now match the games")
+        return 0
+    if args.repair:
+        print(f"  the statistics are repaired; the {len(result.bad_games)} games that do not replay remain "
+              "(they are left out of the statistics)")
     return 1
 
 
@@ -384,6 +401,12 @@ def _verify_minimax(store, book, repair: bool) -> int:
     print(f"  {len(result.differences)} nodes differ, {len(result.dangling)} dangling edges"
           + (", a wrong count of expansions done" if result.done_counted != result.done_counter else "")
           + ("; repaired" if result.repaired else ""))
+    if repair and not result.dangling:
+        print("  repaired: every backed-up value now matches the stored searches")
+        return 0
+    if repair:
+        print(f"  the values are repaired; the {len(result.dangling)} dangling edges remain (--repair does not "
+              "remove them)")
     return 1
 
 

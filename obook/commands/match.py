@@ -21,9 +21,9 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("match", help="play games between two engines (obook configs or GTP commands)")
     parser.add_argument("a", metavar="A", help="engine A: an obook spec, obook:SPEC, gtp:COMMAND or a command line")
     parser.add_argument("b", metavar="B", help="engine B, in the same forms")
-    parser.add_argument("--games", type=int, default=10)
-    parser.add_argument("--size", type=int, default=9)
-    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--games", type=int, default=10, help="games to play, colours alternating (default 10)")
+    parser.add_argument("--size", type=int, default=9, help="board size (default 9)")
+    parser.add_argument("--komi", type=float, default=7.5, help="komi (default 7.5)")
     parser.add_argument("--superko", action="store_true", help="the referee forbids positional superko")
     parser.add_argument("--parallel", type=int, default=1, help="games played at once (two engine processes each)")
     parser.add_argument("--seconds", type=float, default=None,

@@ -5,6 +5,7 @@ the admin token and the lookup cache."""
 from __future__ import annotations
 
 import time
+from html.parser import HTMLParser
 
 import pytest
 from fastapi.testclient import TestClient
@@ -319,6 +320,13 @@ def test_export_sgf_is_the_book_tree(client):
     assert client.get("/v1/books/demo/export.sgf", params={"max_nodes": 0}).status_code == 422
 
 
+def test_export_sgf_with_min_games_0_writes_every_move(client):
+    every = client.get("/v1/books/demo/export.sgf", params={"min_games": 0})
+    assert every.status_code == 200
+    assert every.content == client.get("/v1/books/demo/export.sgf", params={"min_games": 1}).content
+    assert client.get("/v1/books/demo/export.sgf", params={"min_games": -1}).status_code == 422
+
+
 # ---- progress --------------------------------------------------------------------------------------
 
 
@@ -429,6 +437,59 @@ def test_dashboard_page_and_static_files(client):
         assert client.get(f"/static/{name}").status_code == 200, name
     assert client.get("/", follow_redirects=False).headers["location"] == "/dashboard"
     assert "/v1/books/{book}/lookup" in client.get("/openapi.json").json()["paths"]
+
+
+class LoadedFiles(HTMLParser):
+    """The URLs a page makes the browser load: ``<script src>`` and ``<link href>``."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        wanted = {"script": "src", "link": "href"}.get(tag)
+        value = dict(attrs).get(wanted) if wanted else None
+        if value:
+            self.urls.append(value)
+
+
+@pytest.mark.parametrize("page, kinds", [("/docs", {"javascript", "css"}), ("/redoc", {"javascript"})])
+def test_api_docs_load_only_files_the_service_serves(client, page, kinds):
+    """Swagger UI (/docs) and ReDoc (/redoc) render without Internet access: every file they load
+    is a local path that the service answers with the non-empty script or style sheet."""
+    answer = client.get(page)
+    assert answer.status_code == 200
+    parser = LoadedFiles()
+    parser.feed(answer.text)
+    assert parser.urls
+    assert "http://" not in answer.text and "https://" not in answer.text and "//" not in "".join(parser.urls)
+    served = set()
+    for url in parser.urls:
+        assert url.startswith("/"), url
+        loaded = client.get(url)
+        assert loaded.status_code == 200 and len(loaded.content) > 1000, url
+        served.add(next((k for k in ("javascript", "css") if k in loaded.headers["content-type"]), "other"))
+    assert kinds <= served
+
+
+@pytest.mark.parametrize("cache_seconds", [0, 600])  # 600: the second HEAD is answered by api/fastpath.py
+def test_head_answers_as_get_without_a_body(store_url, store, book, cache_seconds):
+    with store.read() as conn:
+        game_id = list_games(conn, book.id, limit=1)[0].id
+    paths = ["/v1/books", "/v1/books/demo/lookup?moves=E5", "/v1/books/demo/lookup?moves=E5", "/v1/books/demo/move",
+             "/v1/books/demo/games", f"/v1/games/{game_id}", f"/v1/games/{game_id}.sgf", "/v1/books/demo/export.sgf",
+             "/v1/progress", "/healthz", "/dashboard", "/static/dashboard.js", "/docs", "/openapi.json",
+             "/v1/books/nope/lookup", "/v1/books/demo/lookup?moves=E5,E5"]
+    with make_client(store_url, api_cache_seconds=cache_seconds) as client:
+        for path in paths:
+            got, head = client.get(path), client.head(path)
+            assert head.status_code == got.status_code, path
+            assert head.content == b"", path
+            for name in ("content-length", "content-type", "etag", "cache-control"):
+                assert head.headers.get(name) == got.headers.get(name), (path, name)
+        tag = client.get("/v1/books/demo/lookup").headers["etag"]
+        assert client.head("/v1/books/demo/lookup", headers={"If-None-Match": tag}).status_code == 304
+        assert client.head("/v1/admin/cache/clear").status_code == 405  # a POST route stays POST only
 
 
 def test_serve_refuses_a_database_without_schema(tmp_path, capsys):

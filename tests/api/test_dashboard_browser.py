@@ -1,5 +1,6 @@
 """End to end: a headless Chromium (Debian's, driven by Playwright) opens /dashboard while a small
-embedded build runs, and sees a board with stones being drawn and then changing."""
+embedded build runs, and sees a board with stones being drawn and then changing; and it opens the
+API's documentation (/docs, /redoc) with every other host out of reach."""
 
 from __future__ import annotations
 
@@ -143,4 +144,57 @@ def test_dashboard_draws_the_games_being_played_and_follows_them(chromium, live_
         page.set_viewport_size({"width": 1280, "height": 900})
         page.wait_for_timeout(3000)
         page.screenshot(path=SCREENSHOT, full_page=True)
+    page.close()
+
+
+@pytest.fixture
+def quiet_service(tmp_path):
+    """``obook serve`` over an empty store: the service URL."""
+    from obook.store.migrate import upgrade
+
+    url = f"sqlite:///{tmp_path / 'empty.db'}"
+    upgrade(url)
+    port = _free_port()
+    with open(tmp_path / "serve.log", "wb") as server_out:
+        server = subprocess.Popen([sys.executable, "-m", "obook.cli", "serve", "--db", url, "--port", str(port),
+                                   "--log-level", "warning"], cwd=ROOT, stdout=server_out, stderr=subprocess.STDOUT)
+    try:
+        _wait_healthy(f"http://127.0.0.1:{port}", server)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        _stop(server, signal.SIGTERM)
+
+
+REDOCLY_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
+
+
+def test_swagger_ui_and_redoc_render_without_internet(chromium, quiet_service):
+    """/docs and /redoc draw the API from the package's files alone: the page is offline (every
+    request to another host is refused) and still shows the routes."""
+    page = chromium.new_page()
+    elsewhere: list[str] = []
+    errors: list[str] = []
+
+    def only_this_service(route):
+        if route.request.url.startswith(quiet_service + "/"):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_this_service)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{quiet_service}/docs")
+    page.wait_for_selector('.opblock-summary-path[data-path="/v1/books/{book}/lookup"]', timeout=60_000)
+    assert "obook" in page.text_content(".swagger-ui .info .title")
+    page.goto(f"{quiet_service}/redoc")
+    page.wait_for_selector("h1", timeout=60_000)
+    assert "obook" in page.text_content("h1")
+    page.locator("h2", has_text="Lookup").first.wait_for(timeout=60_000)  # an operation of /v1/books/{book}/lookup
+    # ReDoc's bundle asks for one picture elsewhere, the "API docs by Redocly" logo, and hides it when it fails
+    assert [u for u in elsewhere if u != REDOCLY_LOGO] == [] and errors == [], (elsewhere, errors)
+    for path in ("/docs", "/v1/books", "/v1/progress"):  # HEAD through uvicorn: headers, no body
+        asked = urllib.request.Request(f"{quiet_service}{path}", method="HEAD")
+        with urllib.request.urlopen(asked, timeout=10) as answer:
+            assert answer.status == 200 and answer.read() == b"" and int(answer.headers["content-length"]) > 0
     page.close()

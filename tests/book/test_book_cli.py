@@ -3,6 +3,7 @@ export, lookup, verify, and their errors."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import signal
 import subprocess
@@ -100,7 +101,7 @@ def test_two_builders_on_one_book(kind, tmp_path, request, compiled_engine):
     assert obook("verify", "--db", url, "--book", "two").returncode == 0
 
 
-def test_lookup_export_and_errors(tmp_path, capsys):
+def test_lookup_export_and_errors(tmp_path, capsys, monkeypatch):
     url = f"sqlite:///{tmp_path / 'b.db'}"
     obook("build", "--db", url, "--book", "x", "--games", "2", "--workers", "1", "--quiet", *BUILD)
     found = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", "", "--json")[1])
@@ -115,6 +116,10 @@ def test_lookup_export_and_errors(tmp_path, capsys):
     out = tmp_path / "x.sgf"
     assert "book moves" in run_cli(capsys, "export", "--db", url, "--book", "x", "--sgf", str(out))[1]
     assert out.read_bytes().startswith(b"(;")
+    monkeypatch.chdir(tmp_path)
+    code, piped, err = run_cli(capsys, "export", "--db", url, "--book", "x", "--sgf", "-")
+    assert code == 0 and piped.encode() == out.read_bytes() and "book moves" in err
+    assert not (tmp_path / "-").exists()
 
     for args, message in [
         (("lookup", "--db", url, "--book", "x", "D4 D4"), "move 2 (D4)"),
@@ -156,6 +161,10 @@ def test_seed_checks_every_file_before_writing(tmp_path, capsys):
         conn.execute(update(STATS).values(games=STATS.c.games + 1))
     code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
     assert code == 1 and "should be games/wins/draws" in out
+    code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s", "--repair")
+    assert code == 0 and "repaired" in out  # exit 1 means problems remain, and none do
+    code, out, _ = run_cli(capsys, "verify", "--db", url, "--book", "s")
+    assert code == 0 and "statistics match" in out
 
 
 def test_seed_reports_per_file_and_refuses_another_komi(tmp_path, capsys):
@@ -203,3 +212,40 @@ def test_professional_games_seed_a_book(tmp_path, shared_dir):
     root = lookup(store, accepted, "")
     assert root.usage is not None and root.usage.vertex in ("E5", "C3", "D4", "E4", "F6")
     assert root.games == len(report.scored) >= 490
+
+
+def parsers_and_actions(parser: argparse.ArgumentParser, path: str = "obook"):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from parsers_and_actions(sub, f"{path} {name}")
+        else:
+            yield path, action
+
+
+def test_every_option_of_every_command_has_help():
+    from obook.cli import build_parser
+
+    seen = set()
+    missing = []
+    for path, action in parsers_and_actions(build_parser()):
+        seen.add(path)
+        if not action.help or action.help == argparse.SUPPRESS:
+            missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+    assert {"obook build", "obook lookup", "obook match", "obook bench search", "obook serve", "obook worker"} <= seen
+    assert missing == []
+
+
+def test_top_level_help_is_plain_text_with_examples(capsys):
+    from obook.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    description = text.split("\n\n")[1]
+    assert description.startswith("obook builds opening books for Go") and "``" not in text
+    examples = text[text.index("examples:"):]
+    for command in ("obook build ", "obook lookup ", "obook serve", "obook gtp "):
+        assert command in examples, command
+    assert max(len(line) for line in text.splitlines()) <= 100

@@ -446,6 +446,17 @@ def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_
     assert doc["in_book"] and doc["candidates"] and all(c["lcb"] <= c["value"] <= c["ucb"] for c in doc["candidates"])
     checked = run("verify", "--book", "mm")
     assert checked.returncode == 0 and "matches the stored searches" in checked.stdout
+    from sqlalchemy import update
+
+    from obook.book.library import open_book_store
+    from obook.store.minimax import NODES
+
+    with open_book_store(db).write() as conn:
+        conn.execute(update(NODES).values(value=0.123))
+    assert run("verify", "--book", "mm").returncode == 1
+    repaired = run("verify", "--book", "mm", "--repair")
+    assert repaired.returncode == 0 and "repaired" in repaired.stdout, repaired.stdout
+    assert run("verify", "--book", "mm").returncode == 0
     wrong = run("build", "--book", "mm", "--algorithm", "minimax", "--search", "playouts=300,algorithm=flat",
                 "--games", "1")
     assert wrong.returncode != 0

@@ -130,9 +130,11 @@ def test_the_engine_runs_without_the_grid_and_service_stack(tmp_path):
     assert done.stdout.startswith("=1 obook\n\n=2 ") and "=3" in done.stdout
     served = run_without_extras(tmp_path, "serve", "--db", f"sqlite:///{tmp_path / 'x.db'}")
     assert served.returncode == 2 and "pip install 'obook[service]'" in served.stderr
+    assert "in a clone of the repository: pip install -e '.[service]'" in served.stderr
     assert "Traceback" not in served.stderr
     worker = run_without_extras(tmp_path, "worker", "--concurrency", "1")
     assert worker.returncode == 2 and "pip install 'obook[grid]'" in worker.stderr
+    assert "pip install -e '.[grid]'" in worker.stderr
 
 
 def test_core_dependencies_are_the_engines_and_the_licence_matches():
