@@ -95,9 +95,11 @@ def synchronous_commit(conn: Connection) -> None:
         conn.execute(text("SET LOCAL synchronous_commit TO on"))
 
 
-def dialect_insert(conn: Connection):
-    """The dialect's ``INSERT`` (both have ``ON CONFLICT``, which SQLAlchemy's generic one lacks)."""
-    return postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+def dialect_insert(conn: Connection | str):
+    """The dialect's ``INSERT`` (both have ``ON CONFLICT``, which SQLAlchemy's generic one lacks), for
+    a connection or a dialect's name (a statement built once per dialect)."""
+    dialect = conn if isinstance(conn, str) else conn.dialect.name
+    return postgresql.insert if dialect == "postgresql" else sqlite.insert
 
 
 class Store:

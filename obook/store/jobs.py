@@ -69,14 +69,6 @@ class UnitCounts:
     leased: int = 0
 
 
-def _free(jobs: JobTable, conn: Connection, owner: str | None = None):
-    t = jobs.table
-    free = [t.c.lease_until.is_(None), t.c.lease_until < db_time(conn)]
-    if owner is not None:
-        free.append(t.c.lease_owner == owner)
-    return and_(t.c.status == jobs.open, or_(*free))
-
-
 def claim(conn: Connection, jobs: JobTable, book_id: int, owner: str, lease_seconds: float,
           unit_id: int | None = None) -> int | None:
     """Take the lease of an open unit nobody holds (or whose lease expired), first in the kind's

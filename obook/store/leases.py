@@ -217,8 +217,7 @@ class ExpansionLease(Lease[ExpansionRow]):
     def read(self, conn: Connection, unit_id: int) -> ExpansionRow | None:
         return get_expansion(conn, unit_id)
 
-    def commit(self, job: ExpansionRow, result: StagedResult,
-               back_up: BackUp) -> None:
+    def commit(self, job: ExpansionRow, result: StagedResult, back_up: BackUp) -> None:
         """Store ``job``'s result once: stage it while our lease holds (``stage_result``), and apply
         every staged result, ours and those other workers staged meanwhile, under the book's lock,
         with ``back_up`` (the book's) run once for them all (``apply_staged``). When the lock is
@@ -240,8 +239,7 @@ class ExpansionLease(Lease[ExpansionRow]):
         if not done:
             raise LeaseLost(f"expansion {job.id}: taken by another worker")
 
-    def _await_apply(self, job: ExpansionRow, staged: bool,
-                     back_up: BackUp) -> bool:
+    def _await_apply(self, job: ExpansionRow, staged: bool, back_up: BackUp) -> bool:
         """Another worker held the book's lock when ours was staged: it, or the next holder, applies
         our result (whoever takes the lock after our result is committed applies it). Wait for the
         holder without queueing for the lock (a shared lock waits for it and lets every other waiter
@@ -259,8 +257,7 @@ class ExpansionLease(Lease[ExpansionRow]):
                 if try_lock_book(conn, job.book_id):
                     return self._apply(conn, job, staged, back_up)
 
-    def _apply(self, conn: Connection, job: ExpansionRow, staged: bool,
-               back_up: BackUp) -> bool:
+    def _apply(self, conn: Connection, job: ExpansionRow, staged: bool, back_up: BackUp) -> bool:
         """Under the book's lock: apply every staged result; whether ``job`` is done by it (ours, or
         one staged before ours by a worker that died before applying it)."""
         waiting = not staged and is_staged(conn, job.id)

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from typing import Callable, NamedTuple
 
 from sqlalchemy import Connection, bindparam, delete, func, literal, null, select, union_all, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from obook.store.books import lock_book
 from obook.store.db import as_utc, dialect_insert, synchronous_commit, to_signed, to_unsigned
@@ -468,8 +467,7 @@ def _stage_statement(dialect: str):
     """``stage_result``'s statement for a dialect, built once."""
     mine = select(JOBS.c.id).where(JOBS.c.id == bindparam("job"), JOBS.c.lease_owner == bindparam("owner"),
                                    JOBS.c.status == PENDING)
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    return insert(RESULTS).from_select(
+    return dialect_insert(dialect)(RESULTS).from_select(
         ["job_id", "book_id", "owner", "staged_at", "result"],
         select(mine.scalar_subquery(), bindparam("book", type_=RESULTS.c.book_id.type),
                bindparam("owner", type_=RESULTS.c.owner.type), bindparam("now", type_=RESULTS.c.staged_at.type),
