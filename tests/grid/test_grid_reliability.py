@@ -14,6 +14,7 @@ from tests.grid.gridharness import wait_until
 from tests.grid.test_grid_faults import BOOK_OPTIONS, grid, redis_ready  # noqa: F401 - fixtures
 
 SLOWER_OPTIONS = ("--size", "7", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10")  # games of seconds
+TOKEN_OPTIONS = ("--size", "7", "--search", "playouts=100", "--seconds-per-move", "0", "--depth", "10")  # games of many 0.02 s slices
 POISON = 2  # the id of the poison game: the databases are fresh, games are numbered from 1
 
 
@@ -78,7 +79,7 @@ def test_a_worker_clock_ten_minutes_off_resends_no_game(grid, offset):
     grid.slice_seconds = 0.02
     grid.start_worker(OBOOK_TEST_CLOCK_OFFSET=str(offset))
     grid.start_worker()
-    grid.start_driver("wclock", target, *SLOWER_OPTIONS)
+    grid.start_driver("wclock", target, *TOKEN_OPTIONS)
     wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
     log = grid.logs_text()
     assert grid.driver.returncode == 0, log[-4000:]
