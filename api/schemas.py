@@ -44,9 +44,15 @@ class BookOut(BaseModel):
     algorithm: str = Field(description="coevolution rule: mbm, mvbm or beta")
     threshold: float = Field(description="self-play plays the book move above this success rate")
     depth: int = Field(description="moves of each game that count in the book (0: all)")
-    search: str = Field(description="search settings of the mutation player")
+    search: str = Field(description="search settings of the mutation player (every option, defaults included, for "
+                                    "books made since the engine record)")
     seconds_per_move: float
     engine_version: str
+    knowledge: str | None = Field(default=None, description=(
+        "digest of the learned data the book's searches read (move model, shape counts); null: not recorded"))
+    engine: str = Field(default="", description="the recorded engine in one line, and whether this service's obook "
+                                                "runs the same one")
+    seed_salt: int = Field(default=0, description="minimax books: mixed into every expansion's seed")
     created_at: dt.datetime
     games_finished: int
     games_in_progress: int

@@ -9,13 +9,17 @@ referee and clean-up phase. A's score minus 50% is the most a book of depth k co
 
 Run by hand (hours at P >= 300 on 2 cores):
 ``python benchmarks/book_ceiling.py --playouts 100 300 --moves 3 6 10 --games 400 --parallel 2``.
-Every finished game is appended to ``--out`` (JSON lines), so an interrupted run continues where
-it stopped; ``--report`` only prints the table of what is recorded.
+Every finished game is appended to ``--out`` (JSON lines, with the full configuration of both
+engines and the game's SGF saved under ``--out``'s name), so an interrupted run continues where it
+stopped; ``--report`` only prints the table of what is recorded. Deep searches of a position seen
+before are taken from a cache next to ``--out`` (``opening_player.py --cache``): at P of thousands
+(issue 32's gate: P = the playouts 0.25 s gives) they are most of the cost, and the opening repeats.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -28,12 +32,12 @@ DEFAULT_OUT = Path("docs/book-results/ceiling.jsonl")
 OPENING_PLAYER = Path(__file__).resolve().with_name("opening_player.py")
 
 
-def deep_engine(plain: str, moves: int, factor: float) -> EngineSpec:
+def deep_engine(plain: str, moves: int, factor: float, cache: Path | None = None) -> EngineSpec:
     """Engine A: the plain engine ``plain`` whose first ``moves`` own moves search ``factor`` times
     its budget (``opening_player.py`` as a GTP engine)."""
     config = SearchConfig.from_spec(plain)
     argv = [sys.executable, str(OPENING_PLAYER), "--config", config.to_spec(), "--moves", str(moves),
-            "--factor", f"{factor:g}"]
+            "--factor", f"{factor:g}", *(["--cache", str(cache)] if cache else [])]
     return EngineSpec(label=f"obook:{plain} (first {moves} own moves x{factor:g})", argv=argv, config=config)
 
 
@@ -48,16 +52,19 @@ def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int
     if done >= games:
         return
     plain = ",".join(filter(None, [base, f"playouts={playouts}"]))
-    a = deep_engine(plain, moves, factor)
+    a = deep_engine(plain, moves, factor, out.with_suffix(".deep-moves.sqlite"))
     b = parse_engine(f"obook:{plain}")
-    settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel)
+    sgf_dir = out.with_suffix("") / f"P{playouts}-k{moves}-x{factor:g}" / f"from-{done:04d}"
+    settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel, sgf_dir=sgf_dir)
+    sgf_dir.mkdir(parents=True, exist_ok=True)
+    engine = dataclasses.asdict(b.config)
     print(f"P={playouts} k={moves} factor={factor:g}: {done} games recorded, playing {games - done}",
           file=sys.stderr, flush=True)
 
     def record(game) -> None:
         row = {"playouts": playouts, "moves": moves, "factor": factor, "game": done + game.index,
                "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
-               "moves_played": game.moves, "seconds": game.seconds}
+               "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engine": engine}
         with out.open("a") as handle:
             handle.write(json.dumps(row) + "\n")
 
@@ -113,7 +120,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--playouts", type=int, nargs="+", default=[100, 300], help="play budgets P")
     parser.add_argument("--moves", type=int, nargs="+", default=[3, 6, 10], help="deep own moves k")
-    parser.add_argument("--factor", type=float, default=100.0, help="deep budget = factor x P")
+    parser.add_argument("--factor", type=float, default=30.0, help="deep budget = factor x P (issue 15 used 100)")
     parser.add_argument("--games", type=int, default=400, help="games per (P, k)")
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--config", default="", help="search options of both engines besides playouts")

@@ -6,8 +6,8 @@ Grows one minimax book (searches of S playouts, ``obook build --algorithm minima
 checkpoint (expansions done), and at each plays engine+book (A) against the same engine without a
 book (B) at P playouts a move, colours alternating, 9x9; the learning curve is the score at each
 checkpoint of the same build. Every game is appended to ``--out`` as a JSON line with the book
-moves A played, and every build phase with its seconds, so an interrupted run continues where it
-stopped (the build resumes from the store). ``--report`` prints the table of what is recorded.
+moves A played and the path of its SGF (saved under ``--out``'s name), and every build phase with
+its seconds, so an interrupted run continues where it stopped (the build resumes from the store). ``--report`` prints the table of what is recorded.
 
     python benchmarks/minimax_book.py --db /tmp/mm.db --book mm300 --search-playouts 30000 \\
         --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2 [--expansion reach]
@@ -94,9 +94,11 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
         append(out, {"kind": "game", "book": book, "checkpoint": checkpoint, "playouts": playouts,
                      "game": done + game.index, "a_color": game.a_color, "winner": game.winner,
                      "result": game.result, "reason": game.reason, "moves_played": game.moves,
-                     "book_moves": used.get("book_moves"), "left_at": used.get("left_at")})
+                     "book_moves": used.get("book_moves"), "left_at": used.get("left_at"), "sgf": game.sgf})
 
-    run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel), on_game=record)
+    sgf_dir = out.with_suffix("") / f"{book}-{checkpoint}" / f"from-{done:04d}"  # every game, to audit the lines
+    run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir),
+              on_game=record)
 
 
 def report(rows: list[dict]) -> list[dict]:

@@ -39,6 +39,12 @@ def register(subparsers) -> None:
                    help="new minimax book: the next move to add by reach in play (default) or KataGo's cost")
     r.add_argument("--play-playouts", type=int, default=None,
                    help="new minimax book, reach: playouts a move of the play the book is for (default S/100)")
+    r.add_argument("--opponents", default=None, metavar="SPEC;SPEC;...",
+                   help="new reach book: the opponent population (search options over the book's at the play budget)")
+    r.add_argument("--seed-salt", type=int, default=None,
+                   help="new minimax book: mixed into every expansion's seed, so that two builds can differ (0)")
+    r.add_argument("--allow-engine-change", action="store_true",
+                   help="continue a book whose recorded search or learned knowledge differs from this obook's")
     r.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the store")
     r.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
     r.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
@@ -83,12 +89,15 @@ def cmd_grid_run(args) -> int:
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
                                 "depth": args.depth, "search": args.search,
                                 "seconds_per_move": args.seconds_per_move, "expansion": args.expansion,
-                                "play_playouts": args.play_playouts}.items() if v is not None}
+                                "play_playouts": args.play_playouts, "seed_salt": args.seed_salt,
+                                "opponents": args.opponents}.items()
+             if v is not None}
     log = logging.getLogger("obook.driver")
 
     def start():
         store = open_book_store(s.database_url, create=True)
-        book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given))
+        book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given),
+                           allow_engine_change=args.allow_engine_change)
         plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)
         return store, book, plan, celery_driver(store, plan)
 

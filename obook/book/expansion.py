@@ -9,8 +9,9 @@ An expansion of node X (a leased row of ``expansions``, see ``obook.store.minima
    settings);
 2. that move becomes an edge; its child is searched (S playouts, nothing excluded) unless it is in
    the book already (a transposition or a symmetric copy); in a ``reach`` book a new node is also
-   searched ``play_searches`` times at the play budget, nothing excluded, whose mean visit shares
-   are its play policy (the opponent's model);
+   searched ``play_searches`` times at the play budget (or once by each engine of the book's
+   opponent population, ``opponent_configs``), nothing excluded, whose mean visit shares are its
+   play policy (the opponent's model);
 3. the result (the searches and the edge) is staged while the lease holds, then applied under the
    book's lock with every other result staged meanwhile, in one transaction that runs the back-up
    over the nodes they changed and their ancestors (``obook.store.minimax.apply_staged``,
@@ -32,7 +33,7 @@ import logging
 from dataclasses import dataclass
 
 from obook.book.backup import back_up_after, load_nodes
-from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_keys
+from obook.book.keys import ENGINE_VERSION, canonical_move, canonical_view, replay, require_engine, require_keys
 from obook.book.minimax import (
     CONSTANTS,
     MinimaxConstants,
@@ -67,12 +68,27 @@ def play_playouts(book: BookInfo) -> int:
     return book.play_playouts or max(1, SearchConfig.from_spec(book.search or None).playouts // 100)
 
 
-def expansion_seed(key: int, generation: int, move: int | None) -> int:
+def opponent_configs(book: BookInfo) -> list[SearchConfig]:
+    """The engines a ``reach`` book models its opponents with: its population (``book.opponents``,
+    specs separated by ``;``, each applied over the book's search at the play budget, e.g.
+    ``playouts=150;playouts=600;prior_model=off``), else the book's search at the play budget. A
+    population makes the book cover the replies of several engines, not those of one budget."""
+    base = SearchConfig.from_spec(book.search or None).replace(playouts=play_playouts(book), seconds=0.0)
+    members = [spec.strip() for spec in (book.opponents or "").split(";") if spec.strip()]
+    configs = []
+    for spec in members or [""]:
+        configs.append(base.replace(**SearchConfig.parse_spec(spec)))
+    return configs
+
+
+def expansion_seed(key: int, generation: int, move: int | None, salt: int = 0) -> int:
     """The seed of an expansion's searches: a function of what it expands (the position, its number
-    of edges, the move to add), not of when or where it runs, so that two builds with the same
-    settings, embedded or on the grid in any order, search every node they share alike and differ
-    only in which nodes they reach (``benchmarks/minimax_grid.py`` compares them)."""
-    digest = hashlib.blake2b(f"{key}:{generation}:{move}".encode(), digest_size=8).digest()
+    of edges, the move to add) and of the book's seed salt, not of when or where it runs, so that two
+    builds with the same settings, embedded or on the grid in any order, search every node they
+    share alike and differ only in which nodes they reach (``benchmarks/minimax_grid.py`` compares
+    them); two builds that differ only in their salt show the spread between builds."""
+    text = f"{key}:{generation}:{move}" + (f":{salt}" if salt else "")
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
     return int.from_bytes(digest, "little") >> 1
 
 
@@ -98,6 +114,7 @@ class Expander:
     def __init__(self, store: Store, book: BookInfo, owner: str | None = None, lease_seconds: float | None = None,
                  kind: str = "local", constants: MinimaxConstants = CONSTANTS, heartbeat_seconds: float = 0.0):
         require_keys(book, "expand it")
+        require_engine(book, "expand it")
         self.store = store
         self.book = book
         self.constants = constants
@@ -106,9 +123,12 @@ class Expander:
         if ROOT_MOVES not in self.player.root_controls:  # a re-search excludes the book's moves at the root
 
             raise ObookError(f"search {self.config.to_spec()!r} cannot exclude root moves: a minimax book needs uct")
-        self.play_player = None
+        self.play_players = []  # the opponent model's engines, one per search of a node's play policy
         if book.expansion == "reach":
-            self.play_player = make_player(dataclasses.replace(self.config, playouts=play_playouts(book), seconds=0.0))
+            configs = opponent_configs(book)
+            players = {config: make_player(config) for config in dict.fromkeys(configs)}
+            count = constants.play_searches if len(configs) == 1 else len(configs)
+            self.play_players = [players[configs[i % len(configs)]] for i in range(count)]
         self.lease = ExpansionLease(store, owner or new_worker_id(kind), lease_seconds or settings().lease_seconds,
                                     kind=kind, engine_version=ENGINE_VERSION, heartbeat_seconds=heartbeat_seconds)
 
@@ -204,14 +224,15 @@ class Expander:
         return float(scores.mean())
 
     def play_policy(self, job: ExpansionRow, position: Position, symmetries: list[int]) -> list[tuple[int, float]] | None:
-        """The mean visit shares of ``play_searches`` searches of ``position`` at the play budget
-        (None: the book does not use them). Seeded from the expansion, as its other searches."""
-        if self.play_player is None:
+        """The mean visit shares of the opponent model's searches of ``position`` (``play_searches``
+        at the play budget, or one by each engine of the population; None: the book does not use
+        them). Seeded from the expansion, as its other searches."""
+        if not self.play_players:
             return None
         shares: dict[int, float] = {}
-        count = self.constants.play_searches
-        for i in range(count):
-            moves = self.search(job, position, symmetries, set(), 10 + i, self.play_player)
+        count = len(self.play_players)
+        for i, player in enumerate(self.play_players):
+            moves = self.search(job, position, symmetries, set(), 10 + i, player)
             total = sum(m.visits for m in moves) or 1
             for m in moves:
                 shares[m.move] = shares.get(m.move, 0.0) + m.visits / total / count
@@ -326,7 +347,7 @@ def _schedule(conn, book: BookInfo, count: int, target: int | None, constants: M
         if (key, generation) in taken:
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
-                                    expansion_seed(key, generation, move), move, if_current=True)
+                                    expansion_seed(key, generation, move, book.seed_salt), move, if_current=True)
         if new_id is not None:
             created.append(new_id)
     return created

@@ -18,6 +18,7 @@ from obook.go.symmetry import N_SYMMETRIES, symmetric_keys, symmetry_maps
 from obook.go.vertex import format_vertex, parse_vertex
 from obook.go.zobrist import KEY_VERSION
 from obook.go.position import Position
+from obook.search.provenance import engine_differences
 
 RULES_VERSION = "area-ko-1"
 ENGINE_VERSION = f"{RULES_VERSION}/{KEY_VERSION}"  # a book's keys are valid only under the same version
@@ -67,6 +68,22 @@ def require_keys(book, use: str) -> None:
         raise EngineMismatch(f"book {book.name!r} was made by engine version {book.engine_version}; this obook is "
                              f"{ENGINE_VERSION}, whose position keys do not match: refusing to {use} "
                              "(use the obook that made it, or build a new book)")
+
+
+class EngineChanged(ObookError):
+    """This obook's search differs from the one the book records: continuing would mix two engines'
+    searches in one book."""
+
+
+def require_engine(book, use: str) -> None:
+    """Refuse to ``use`` a ``BookInfo`` (add games or expansions to it) with a search that differs
+    from the one it records (``obook.search.provenance``), naming every difference. A build may
+    adopt this obook's engine instead (``--allow-engine-change``); a worker never does."""
+    differences = engine_differences(book.search, book.knowledge)
+    if differences:
+        raise EngineChanged(f"book {book.name!r}: refusing to {use} with this obook's engine: "
+                            + "; ".join(differences[:5]) + (f"; and {len(differences) - 5} more" if len(differences) > 5 else "")
+                            + " (build with --allow-engine-change to continue it with this engine, or build a new book)")
 
 
 class BookGameError(IllegalMoveError):

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from sqlalchemy.exc import IntegrityError
 
 from obook.book.backup import computed_figures, load_nodes, write_back_up
-from obook.book.keys import ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_keys
+from obook.book.keys import (ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_engine,
+                             require_keys)
 from obook.book.kinds import is_search_valued
 from obook.book.lookup import book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import ALGORITHMS, MVBM, THRESHOLDS, has_threshold
@@ -16,7 +17,8 @@ from obook.config import settings
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.search.config import SearchConfig
-from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book, lock_book
+from obook.search.provenance import engine_differences, knowledge_digest
+from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book, lock_book, set_book_engine
 from obook.store.db import Store, StoreError, open_store
 from obook.store.faults import kill_point
 from obook.store.games import finished_games
@@ -67,6 +69,8 @@ class BookSettings:
     widening: float = 0.0  # progressive widening exponent of the book rule (0: the seed's rule)
     expansion: str | None = None  # minimax: the next node to expand by "reach" in play (default) or KataGo's "cost"
     play_playouts: int = 0  # minimax: the play budget that models the opponent in "reach" (0: S / 100)
+    seed_salt: int = 0  # minimax: mixed into every expansion's seed, so that two builds can differ
+    opponents: str = ""  # reach: the opponent population, search specs separated by ";" ("": the play budget's)
 
     def validated(self) -> "BookSettings":
         if not 5 <= self.size <= 19:
@@ -87,7 +91,7 @@ class BookSettings:
             raise ObookError("seconds per move must not be negative")
         if not 0 <= self.widening < 1:
             raise ObookError(f"widening {self.widening}: must be in [0, 1)")
-        spec = SearchConfig.from_spec(self.search or None).to_spec() if self.search else ""
+        spec = SearchConfig.from_spec(self.search or None).to_full_spec()
         if is_search_valued(self.algorithm):
             config = SearchConfig.from_spec(self.search or None)
             if config.algorithm != "uct":
@@ -99,15 +103,30 @@ class BookSettings:
         expansion = (self.expansion or "reach") if is_search_valued(self.algorithm) else "cost"  # "cost": unused
         if self.play_playouts < 0:
             raise ObookError(f"play playouts {self.play_playouts}: must be positive, or 0 for S / 100")
+        if self.seed_salt and not is_search_valued(self.algorithm):
+            raise ObookError("--seed-salt is an option of a minimax book (self-play games draw their seeds at random)")
+        if not 0 <= self.seed_salt < 2**63:
+            raise ObookError(f"seed salt {self.seed_salt}: must be in [0, 2^63)")
+        opponents = ";".join(spec.strip() for spec in self.opponents.split(";") if spec.strip())
+        if opponents and expansion != "reach":
+            raise ObookError("--opponents is an option of a minimax book grown by reach")
+        for member in opponents.split(";") if opponents else []:
+            try:
+                SearchConfig.from_spec(spec or None).replace(**SearchConfig.parse_spec(member))
+            except ObookError as exc:
+                raise ObookError(f"opponent {member!r}: {exc}") from None
         depth = 0 if is_search_valued(self.algorithm) else self.depth  # a minimax book has no depth cap
         return BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move, depth,
-                            self.superko, self.widening, expansion, self.play_playouts)
+                            self.superko, self.widening, expansion, self.play_playouts, self.seed_salt, opponents)
 
 
-def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset()) -> BookInfo:
+def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: set[str] = frozenset(),
+                allow_engine_change: bool = False) -> BookInfo:
     """The book ``name``, created with ``wanted`` when it does not exist. When it does, a setting the
     caller gave explicitly (``explicit``) must agree with the book's: a book's games are only
-    comparable under one set of rules and one mutation player."""
+    comparable under one set of rules and one mutation player. And a build (``wanted`` given) does
+    not continue a book whose recorded engine differs from this obook's (``require_engine``), unless
+    ``allow_engine_change``: then the book's record becomes this engine's, and says so."""
     if not name or len(name) > 100 or any(c.isspace() for c in name):
         raise ObookError(f"book name {name!r}: use 1 to 100 characters without spaces")
     try:
@@ -121,7 +140,9 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
                                      rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,
                                      threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
                                      depth=s.depth, widening=s.widening, expansion=s.expansion,
-                                     play_playouts=s.play_playouts, engine_version=ENGINE_VERSION)
+                                     play_playouts=s.play_playouts, seed_salt=s.seed_salt, opponents=s.opponents,
+                                     engine_version=ENGINE_VERSION,
+                                     knowledge=knowledge_digest())
     except IntegrityError:  # another builder created it a moment ago: use theirs
         with store.read() as conn:
             book = get_book(conn, name)
@@ -129,12 +150,29 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
         s = wanted.validated()
         have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,
                 "search": book.search, "depth": book.depth, "superko": book.superko, "widening": book.widening,
-                "expansion": book.expansion, "play_playouts": book.play_playouts}
+                "expansion": book.expansion, "play_playouts": book.play_playouts, "seed_salt": book.seed_salt,
+                "opponents": book.opponents}
         for key in sorted(explicit & have.keys()):
-            if getattr(s, key) != have[key]:
+            mine, theirs = getattr(s, key), have[key]
+            if key == "search":  # the same search, however written
+                mine, theirs = SearchConfig.from_spec(mine or None), SearchConfig.from_spec(theirs or None)
+            if mine != theirs:
                 raise ObookError(f"book {name!r} exists with {key}={have[key]!r}, not {getattr(s, key)!r}: "
                                  "use another book name or leave the option out")
+        if allow_engine_change and engine_differences(book.search, book.knowledge):
+            book = adopt_engine(store, book)
+        require_engine(book, "continue it")
     return book
+
+
+def adopt_engine(store: Store, book: BookInfo) -> BookInfo:
+    """Record this obook's engine as the book's (``--allow-engine-change``): its search with every
+    option as this obook reads it, and this obook's knowledge. What was built before stays as it
+    was; the record names the engine of what comes next."""
+    spec = SearchConfig.from_spec(book.search or None).to_full_spec()
+    with store.write() as conn:
+        set_book_engine(conn, book.id, spec, knowledge_digest())
+        return get_book(conn, book.name)
 
 
 def lookup(store: Store, book: BookInfo, moves: str | list[str], min_games: int = 1):

@@ -224,6 +224,7 @@ class MinimaxLookup:
     candidates: list[MinimaxCandidate] = field(default_factory=list)  # best value first
     own_value: float | None = None  # the best move outside the book (None: position not in the book)
     own_move: str | None = None  # that move
+    own_point: int | None = None  # that move as a point of the position looked up (None: none, or illegal here)
     value: float | None = None  # the position's minimax value, player to move
     lcb: float | None = None
     ucb: float | None = None
@@ -253,8 +254,10 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
     best_new = stored_best_new(stored)
     own = own_bounds_of(best_new)
     found.own_value = own.value
-    found.own_move = (position.vertex(PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry))
-                      if best_new is not None else None)
+    if best_new is not None:
+        point = PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry)
+        found.own_move = position.vertex(point)
+        found.own_point = point if position.is_legal(point) else None
     found.value, found.lcb, found.ucb = stored.value, stored.lcb, stored.ucb
     edges = book_edges(stored.edges, children)
     chosen = chosen_edge(edges, own)

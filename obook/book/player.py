@@ -39,6 +39,11 @@ class BookResult(SearchResult):
     """A move taken from the book (its figures are the book's, not a search's)."""
 
 
+class DeepSearchResult(BookResult):
+    """A minimax book's node with no book move to play: its own deep search's best move outside
+    the book (S playouts, far more than the play budget)."""
+
+
 def book_mismatch(book: BookInfo, size: int, komi: float, where: str = "this game") -> str | None:
     """Why ``book`` can never be used in a game of ``size`` and ``komi``, naming both values; None
     when it can. (A book of another engine version is refused when it is opened.)"""
@@ -66,8 +71,12 @@ class BookPlay:
 
 class BookPlayer(Player):
     def __init__(self, inner: Player, store_url: str | None, book_name: str, min_games: int = 1,
-                 max_moves: int | None = None, soft_visits: float = 0.0):
+                 max_moves: int | None = None, soft_visits: float = 0.0, own_moves: bool = True,
+                 warm: bool = False):
         self.inner = inner
+        self.own_moves = own_moves  # a minimax node with no book move to play: play its deep search's best move
+        self.warm = warm  # on a book move, search the position after it with the move's budget (tree reuse)
+        self.warm_result: SearchResult | None = None  # the last such search (the opponent's view)
         self.config = inner.config
         self.store = open_book_store(store_url)
         self.book = open_keyed_book(self.store, book_name, "play from it")
@@ -116,10 +125,15 @@ class BookPlayer(Player):
         the value of the best move outside the book) with its figures; None: leave the book."""
         started = time.perf_counter()
         found = minimax_lookup(self.book, position, self.minimax_node)
-        if found.usage is None:
-            return None
         stats = [MoveStats(point=c.point, visits=int(round(1000 * c.prior)), winrate=c.value, variance=0.0,
                            pv=[c.point]) for c in found.candidates]
+        if found.usage is None:
+            if not self.own_moves or found.own_point is None:
+                return None
+            own = found.own_point
+            stats.insert(0, MoveStats(point=own, visits=1000, winrate=found.own_value, variance=0.0, pv=[own]))
+            return DeepSearchResult(move=own, resign=False, winrate=found.own_value, playouts=0,
+                                    seconds=time.perf_counter() - started, moves=stats, pv=[own])
         return BookResult(move=found.usage.point, resign=False, winrate=found.usage.value, playouts=0,
                           seconds=time.perf_counter() - started, moves=stats, pv=[found.usage.point])
 
@@ -158,9 +172,19 @@ class BookPlayer(Player):
         if result is None:
             return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,
                                       progress_interval=progress_interval, cancel=cancel)
+        if self.warm:
+            self.warm_up_tree(position, result.move, seconds, playouts, cancel)
         if on_progress is not None:
             on_progress(result)
         return result
+
+    def warm_up_tree(self, position: Position, move: int, seconds, playouts, cancel) -> None:
+        """Spend the book move's budget searching the position after it, so that the search's tree
+        holds the opponent's replies when the game leaves the book: the search then starts as warm
+        as an opponent that reuses its tree, not from nothing."""
+        after = position.copy()
+        after.play(move)
+        self.warm_result = self.inner.genmove(after, seconds=seconds, playouts=playouts, cancel=cancel)
 
     # ---- the record of the game -------------------------------------------------------------------
 

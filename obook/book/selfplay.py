@@ -26,6 +26,7 @@ from obook.book.keys import (
     game_outcome,
     opening_record,
     replay,
+    require_engine,
     require_keys,
     within_depth,
 )
@@ -117,6 +118,7 @@ class SelfPlayer:
                  player: Player | None = None, seconds: float | None = None, kind: str = "local",
                  heartbeat_seconds: float = 0.0):
         require_keys(book, "add games to it")
+        require_engine(book, "add games to it")
         self.book = book
         self.config = mutation_config(book, seconds)
         think = self.config.seconds or 1.0

@@ -10,6 +10,7 @@ from sgfmill import sgf
 
 from obook.book.keys import UNSCORED, game_outcome, opening_record
 from obook.book.kinds import is_search_valued
+from obook.search.provenance import describe_engine
 from obook.book.lookup import book_lookup, minimax_lookup
 from obook.book.rules import is_sampling
 from obook.errors import ObookError
@@ -285,7 +286,7 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
     rule = "Beta sampling" if is_sampling(book) else f"threshold {book.threshold:g}"
     header = (f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
               f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
-              "of its player, win rate (a draw counts half).")
+              f"of its player, win rate (a draw counts half). Engine: {describe_engine(book.search, book.knowledge)}.")
     with store.read() as conn:
         rows = rows_reader(conn, book.id)
 
@@ -307,7 +308,9 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
     minimax value and bounds in a comment and SBKV (Black's win percent by the minimax value); the
     move playing from the book takes is marked. A transposition is written under every path."""
     header = (f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
-              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior.")
+              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior. "
+              f"Engine: {describe_engine(book.search, book.knowledge)}"
+              + (f"; seed salt {book.seed_salt}" if book.seed_salt else "") + ".")
     with store.read() as conn:
         read = node_reader(conn, book.id)
 

@@ -43,6 +43,16 @@ def register(subparsers) -> None:
                         "--play-playouts (reach, the default), or expand the cheapest node by KataGo's cost (cost)")
     p.add_argument("--play-playouts", type=int, default=None,
                    help="new minimax book, reach: playouts a move of the play that the book is for (default S/100)")
+    p.add_argument("--opponents", default=None, metavar="SPEC;SPEC;...",
+                   help="new reach book: the opponent population whose replies the book covers, search options "
+                        "over the book's at the play budget, e.g. 'playouts=150;playouts=600;prior_model=off' "
+                        "(default: the book's search at --play-playouts, 4 times)")
+    p.add_argument("--seed-salt", type=int, default=None,
+                   help="new minimax book: mixed into every expansion's seed, so that two builds with the same "
+                        "settings differ (default 0)")
+    p.add_argument("--allow-engine-change", action="store_true",
+                   help="continue a book whose recorded search or learned knowledge differs from this obook's "
+                        "(the book then records this engine)")
     p.add_argument("--games", type=int, default=20, help="finished self-play games the book should have (seed games not counted)")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
     p.add_argument("--seconds-per-move", type=float, default=None, help="thinking time of a mutation (new: 1.0)")
@@ -127,11 +137,13 @@ def cmd_build(args) -> int:
                                 "threshold": args.threshold, "depth": args.depth, "search": args.search,
                                 "superko": args.superko, "seconds_per_move": args.seconds_per_move,
                                 "widening": args.widening, "expansion": args.expansion,
-                                "play_playouts": args.play_playouts}.items()
+                                "play_playouts": args.play_playouts, "seed_salt": args.seed_salt,
+                                "opponents": args.opponents}.items()
              if v is not None}
     wanted = BookSettings(**given)
     store = _store(args, create=True)
-    book = ensure_book(store, args.book, wanted, explicit=set(given) - {"seconds_per_move"})
+    book = ensure_book(store, args.book, wanted, explicit=set(given) - {"seconds_per_move"},
+                       allow_engine_change=args.allow_engine_change)
     seconds = args.seconds_per_move
     kind = book_kind(book)
     plan = BuildPlan(url=store.url, book=book.name, target=args.games, workers=workers, seconds=seconds)
@@ -296,11 +308,12 @@ def cmd_lookup(args) -> int:
     if is_search_valued(book):
         return _print_minimax_lookup(found, args.json)
     if args.json:
-        print(json.dumps(lookup_document(found, brief=True), indent=2))
+        print(json.dumps({**lookup_document(found, brief=True), "engine": _engine_document(book)}, indent=2))
         return 0
     moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
     side = "Black" if found.position.to_move == 1 else "White"
     print(f"book {book.name!r}, after {moves}: {side} to play")
+    print(f"  engine: {_engine_line(book)}")
     if not found.in_book:
         print("  out of book: the population has no game through this position")
         return 0
@@ -323,15 +336,31 @@ def cmd_lookup(args) -> int:
     return 0
 
 
+def _engine_line(book) -> str:
+    from obook.search.provenance import describe_engine
+
+    return (describe_engine(book.search, book.knowledge) + (f"; seed salt {book.seed_salt}" if book.seed_salt else "")
+            + (f"; opponents {book.opponents}" if book.opponents else ""))
+
+
+def _engine_document(book) -> dict:
+    """The book's engine record (issue 32): its search, every option, and its knowledge digest."""
+    from obook.search.provenance import engine_differences
+
+    return {"search": book.search, "knowledge": book.knowledge, "seed_salt": book.seed_salt, "opponents": book.opponents,
+            "differences_from_this_obook": engine_differences(book.search, book.knowledge)}
+
+
 def _print_minimax_lookup(found, as_json: bool) -> int:
     from obook.book.lookup import minimax_document
 
     if as_json:
-        print(json.dumps(minimax_document(found), indent=2))
+        print(json.dumps({**minimax_document(found), "engine": _engine_document(found.book)}, indent=2))
         return 0
     moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
     side = "Black" if found.position.to_move == 1 else "White"
     print(f"book {found.book.name!r}, after {moves}: {side} to play")
+    print(f"  engine: {_engine_line(found.book)}")
     if found.value is None:
         print("  out of book: the book has no node for this position")
         return 0
@@ -450,12 +479,13 @@ def cmd_books(args) -> int:
             with store.read() as conn:
                 units, nodes = book_kind(b).counts(conn, b), node_count(conn, b.id)
             aside = f", {units.set_aside} set aside" if units.set_aside else ""
-            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {_rule(b)} ({b.search or 'default search'}), "
+            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {_rule(b)}, "
                   f"{nodes} nodes, {units.done} expansions done, {units.open} pending{aside}{other}")
-            continue
-        print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
-              f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
-              f"{c.get('in_progress', 0)} in progress{other}")
+        else:
+            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
+                  f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
+                  f"{c.get('in_progress', 0)} in progress{other}")
+        print(f"  {_engine_line(b)}")
     return 0
 
 

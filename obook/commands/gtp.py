@@ -29,6 +29,12 @@ def register(subparsers) -> None:
     parser.add_argument("--book-soft", type=float, default=0.0, metavar="VISITS",
                         help="minimax book: give the search each book move's value as VISITS prior visits "
                              "instead of playing book moves (0: play them)")
+    parser.add_argument("--book-own-moves", choices=("on", "off"), default="on",
+                        help="minimax book: where a node has no book move to play, play its own deep search's "
+                             "best move outside the book (on, the default) instead of searching at the play budget")
+    parser.add_argument("--book-warm", choices=("on", "off"), default="off",
+                        help="on a book move, spend the move's budget searching the position after it, so that "
+                             "the search leaves the book with a tree as warm as an opponent's that reuses its own")
     parser.set_defaults(func=run)
 
 
@@ -59,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
         from obook.search.players import make_player
 
         player = BookPlayer(make_player(SearchConfig.from_spec(args.config)), args.book_db, args.book,
-                            min_games=args.book_min_games, soft_visits=args.book_soft)
+                            min_games=args.book_min_games, soft_visits=args.book_soft,
+                            own_moves=args.book_own_moves == "on", warm=args.book_warm == "on")
     engine = GTPEngine(args.config, size=args.size, komi=args.komi, superko=args.superko,
                        ownership_playouts=args.ownership_playouts, player=player)
     sys.stdout.reconfigure(encoding="utf-8", errors="replace", newline="\n")

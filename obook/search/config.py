@@ -114,6 +114,11 @@ class SearchConfig:
     @classmethod
     def from_spec(cls, spec: str | None, **overrides) -> "SearchConfig":
         """Parse ``"key=value,key=value"``; booleans accept on/off, true/false, yes/no, 1/0."""
+        return cls(**{**cls.parse_spec(spec), **overrides})
+
+    @classmethod
+    def parse_spec(cls, spec: str | None) -> dict:
+        """The options a spec gives, checked and typed (what it leaves out is not there)."""
         values: dict = {}
         types = {f.name: f.type for f in dataclasses.fields(cls)}
         for item in (spec or "").replace(";", ",").split(","):
@@ -127,8 +132,7 @@ class SearchConfig:
             if key not in types:
                 raise ObookError(f"unknown search option {key!r}; known: {', '.join(sorted(types))}")
             values[key] = _convert(key, raw.strip(), types[key])
-        values.update(overrides)
-        return cls(**values)
+        return values
 
     def to_spec(self) -> str:
         """The options that differ from the defaults, as a spec string."""
@@ -139,6 +143,11 @@ class SearchConfig:
             if value != getattr(default, f.name):
                 parts.append(f"{f.name}={_format(value)}")
         return ",".join(parts)
+
+    def to_full_spec(self) -> str:
+        """Every option as a spec string, defaults included: it names the same search whatever the
+        defaults of the obook that reads it (a book records its search so)."""
+        return ",".join(f"{f.name}={_format(getattr(self, f.name))}" for f in dataclasses.fields(self))
 
     def replace(self, **changes) -> "SearchConfig":
         return dataclasses.replace(self, **changes)
@@ -207,6 +216,11 @@ def _convert(key: str, raw: str, annotation: str):
 
 
 def _format(value) -> str:
+    """A value as a spec writes it: short where that is exact, every digit where it is not (a spec
+    must name the same search when it is read back)."""
     if isinstance(value, bool):
         return "on" if value else "off"
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)

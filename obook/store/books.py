@@ -36,6 +36,9 @@ class BookInfo:
     widening: float = 0.0
     expansion: str = "cost"  # minimax books: "cost" (KataGo's) or "reach" (obook.book.minimax)
     play_playouts: int = 0  # minimax books: the play budget whose policy models the opponent (0: S / 100)
+    knowledge: str | None = None  # the digest of the learned data its searches read (None: not recorded)
+    seed_salt: int = 0  # minimax books: mixed into every expansion's seed (0: the seeds of books before it)
+    opponents: str = ""  # reach books: the opponent population (``obook.book.expansion.opponent_configs``)
 
     @property
     def superko(self) -> bool:
@@ -48,7 +51,8 @@ def book_from_row(row) -> BookInfo:
                     algorithm=m["algorithm"], threshold=m["threshold"], search=m["search"],
                     seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
                     created_at=as_utc(m["created_at"]), widening=m["widening"],
-                    expansion=m["expansion"], play_playouts=m["play_playouts"])
+                    expansion=m["expansion"], play_playouts=m["play_playouts"], knowledge=m["knowledge"],
+                    seed_salt=m["seed_salt"], opponents=m["opponents"])
 
 
 
@@ -56,6 +60,11 @@ def create_book(conn: Connection, **fields) -> BookInfo:
     fields.setdefault("created_at", utcnow())
     book_id = conn.execute(BOOKS.insert().values(**fields)).inserted_primary_key[0]
     return book_from_row(conn.execute(select(BOOKS).where(BOOKS.c.id == book_id)).one())
+
+
+def set_book_engine(conn: Connection, book_id: int, search: str, knowledge: str) -> None:
+    """Record the engine that builds the book from now on (its full search spec and knowledge digest)."""
+    conn.execute(BOOKS.update().where(BOOKS.c.id == book_id).values(search=search, knowledge=knowledge))
 
 
 def find_book(conn: Connection, name: str) -> BookInfo | None:

@@ -68,7 +68,12 @@ class Book(Base):
     rules: Mapped[str] = mapped_column(String(40), default="chinese")  # area scoring; "chinese-superko" forbids superko
     algorithm: Mapped[str] = mapped_column(String(10))  # mbm, mvbm, beta or minimax
     threshold: Mapped[float] = mapped_column(Float)  # play the book move when its success rate exceeds this
-    search: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the mutation player
+    search: Mapped[str] = mapped_column(Text, default="")  # SearchConfig spec of the mutation player (every option since 0016)
+    # the digest of the learned data its searches read (obook.search.provenance); None: made before 0016
+    knowledge: Mapped[str | None] = mapped_column(String(80), nullable=True)
+    seed_salt: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")  # minimax: mixed into every expansion's seed
+    # reach books: the opponent population, search specs over the book's at the play budget, ";"-separated
+    opponents: Mapped[str] = mapped_column(Text, default="", server_default="")
     seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
     depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves (0: all)
     widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)

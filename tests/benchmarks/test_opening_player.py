@@ -31,6 +31,31 @@ def test_first_own_moves_search_factor_times_the_budget_then_the_plain_budget():
     assert player.genmove(Position(size=9, komi=7.5)).playouts == 200
 
 
+def test_a_repeated_position_plays_the_cached_deep_move_in_any_orientation(tmp_path):
+    """``--cache``: a deep search's move is kept by canonical position, so the same position (or a
+    mirror image of it) in a later game or another process is not searched again."""
+    cache = tmp_path / "deep.sqlite"
+    first = OpeningPlayer(make_player("playouts=40,seed=3"), moves=3, factor=5, cache_path=cache)
+    position = Position.from_moves("C3", size=9, komi=7.5)
+    searched = first.genmove(position)
+    assert searched.playouts == 200
+    other = OpeningPlayer(make_player("playouts=40,seed=3"), moves=3, factor=5, cache_path=cache)
+    again = other.genmove(Position.from_moves("C3", size=9, komi=7.5))
+    assert (again.move, again.playouts) == (searched.move, 0) and other.cache.hits == 1
+    mirrored = Position.from_moves("G3", size=9, komi=7.5)  # C3 under the left-right mirror
+    move = other.genmove(mirrored).move
+    assert mirrored.vertex(move) == _mirror(position.vertex(searched.move))
+    plainer = OpeningPlayer(make_player("playouts=40,seed=3"), moves=3, factor=6, cache_path=cache)
+    assert plainer.genmove(Position.from_moves("C3", size=9, komi=7.5)).playouts == 240  # another deep budget
+
+
+def _mirror(vertex: str) -> str:
+    if vertex.lower() == "pass":
+        return vertex
+    columns = "ABCDEFGHJ"
+    return columns[8 - columns.index(vertex[0])] + vertex[1:]
+
+
 def test_a_call_budget_is_multiplied_too():
     player = OpeningPlayer(make_player("playouts=40,seed=3"), moves=1, factor=3)
     assert player.genmove(Position(size=9), playouts=10).playouts == 30

@@ -106,7 +106,9 @@ def test_lookup_export_and_errors(tmp_path, capsys, monkeypatch):
     obook("build", "--db", url, "--book", "x", "--games", "2", "--workers", "1", "--quiet", *BUILD)
     found = json.loads(run_cli(capsys, "lookup", "--db", url, "--book", "x", "", "--json")[1])
     assert found["in_book"] and found["to_move"] == "B"
-    assert list(found) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "coevolution_move"]
+    assert list(found) == ["book", "moves", "to_move", "in_book", "candidates", "usage_move", "coevolution_move",
+                           "engine"]
+    assert found["engine"]["differences_from_this_obook"] == []
     assert list(found["candidates"][0]) == ["move", "games", "wins", "draws", "winrate", "share"]
     assert sum(c["games"] for c in found["candidates"]) == 2
     first = found["candidates"][0]["move"]

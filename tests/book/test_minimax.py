@@ -273,17 +273,49 @@ def test_lookups_show_each_book_moves_visits_and_mean_score(store, compiled_engi
         assert c.score_mean == pytest.approx(-grandchild.score_mean)
 
 
-def test_two_builds_with_the_same_settings_search_alike(store, compiled_engine):
+def test_two_builds_with_the_same_settings_search_alike_unless_salted(store, compiled_engine):
     from obook.book.backup import load_nodes
+    from obook.book.expansion import root_key
 
-    books = [minimax_book(store, name=name, expansion="reach", play_playouts=30) for name in ("one", "two")]
+    books = [minimax_book(store, name=name, expansion="reach", play_playouts=30, seed_salt=salt)
+             for name, salt in (("one", 0), ("two", 0), ("salted", 1))]
     for book in books:
         expand(store, book, 3)
     with store.read() as conn:
-        one, two = (load_nodes(conn, book.id) for book in books)
+        one, two, salted = (load_nodes(conn, book.id) for book in books)
     assert set(one) == set(two)
     assert {k: (n.root_moves, n.play_policy, n.edges) for k, n in one.items()} == {
         k: (n.root_moves, n.play_policy, n.edges) for k, n in two.items()}
+    root = root_key(books[0])
+    assert salted[root].root_moves != one[root].root_moves  # a seed salt: the same settings, other searches
+
+
+def test_a_reach_books_opponent_model_averages_its_population(store, compiled_engine):
+    """Issue 32 item 4: each engine of the population searches a new node once at its own budget
+    and configuration; the node's play policy is their mean visit shares."""
+    from obook.book.backup import load_nodes
+    from obook.book.expansion import opponent_configs
+    from obook.book.library import BookSettings
+    from obook.errors import ObookError
+
+    book = minimax_book(store, name="population", expansion="reach", play_playouts=30,
+                        opponents=" playouts=20 ; playouts=60,policy=light ;")
+    assert book.opponents == "playouts=20;playouts=60,policy=light"
+    first, second = opponent_configs(book)
+    assert (first.playouts, first.policy, second.playouts, second.policy) == (20, "heavy", 60, "light")
+    assert first.rave_k == second.rave_k == 3000 and first.seconds == 0  # the book's search otherwise
+    expander = expand(store, book, 2)
+    assert [p.config for p in expander.play_players] == [first, second]
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+    policies = [n.play_policy for n in nodes.values() if n.play_policy]
+    assert policies and all(abs(sum(share for _, share in p) - 1) < 0.05 for p in policies)
+    plain = minimax_book(store, name="plain", expansion="reach", play_playouts=30)
+    assert [c.playouts for c in opponent_configs(plain)] == [30]
+    with pytest.raises(ObookError, match="opponent 'playouts=0'"):
+        BookSettings(size=5, algorithm="minimax", opponents="playouts=10;playouts=0").validated()
+    with pytest.raises(ObookError, match="grown by reach"):
+        BookSettings(size=5, algorithm="minimax", expansion="cost", opponents="playouts=10").validated()
 
 
 def test_a_research_excludes_the_book_moves(store, compiled_engine):
@@ -400,15 +432,74 @@ def test_the_book_player_plays_the_book_move_and_leaves_the_book(store, compiled
         bounds = stored_figures(conn, book.id)
     expected = book_move(nodes[root_key(book)], bounds)
     result = player.book_result(Position(size=5, komi=0.5))
-    if expected is None:
-        assert result is None
+    assert result is not None
+    if expected is None:  # the root's own deep search plays (see the test below)
+        assert type(result).__name__ == "DeepSearchResult"
     else:
-        assert result is not None
+        assert type(result).__name__ == "BookResult"
         assert result.winrate == pytest.approx(expected.value)
     far = Position(size=5, komi=0.5)
     for v in ("A1", "E5", "A5"):
         far.play(v)
     assert player.book_result(far) is None  # not in the book: the search plays
+
+
+def test_a_node_without_a_book_move_plays_its_own_deep_search(store, compiled_engine):
+    """Issue 32 item 5: a node with no book move yet holds a search of S playouts: play that
+    search's best move, not a search at the play budget (unless told not to)."""
+    from obook.book.library import lookup
+    from obook.book.player import BookPlayer, DeepSearchResult
+    from obook.go.position import Position
+    from obook.search.config import SearchConfig
+    from obook.search.players import make_player
+
+    from obook.book.backup import load_nodes
+
+    book = minimax_book(store, name="leaf")
+    expand(store, book, 1)
+    with store.read() as conn:
+        leaf = next(n for n in load_nodes(conn, book.id).values() if not n.edges)  # searched, no child yet
+    found = lookup(store, book, leaf.moves)
+    assert found.usage is None and found.own_point is not None
+    position = Position.from_moves(leaf.moves, size=5, komi=0.5)
+    player = BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name)
+    result = player.genmove(position, playouts=50)
+    assert isinstance(result, DeepSearchResult)
+    assert (result.move, result.winrate) == (found.own_point, found.own_value)
+    assert player.record_move(position.to_move, len(position.moves) + 1, result) is None  # played from the book
+    plain = BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name, own_moves=False)
+    assert plain.book_result(position) is None
+
+
+def test_a_warm_book_player_leaves_the_book_with_the_tree_of_its_last_book_move(store, compiled_engine):
+    """Issue 32 item 5: on a book move, a warm player searches the position after it with the
+    move's budget, so that its first search out of the book reuses a tree, as the opponent's does."""
+    from obook.book.library import lookup
+    from obook.book.player import BookPlayer, BookResult
+    from obook.go.position import Position
+    from obook.search.config import SearchConfig
+    from obook.search.players import make_player
+
+    book = minimax_book(store, name="warm", expansion="reach", play_playouts=30)
+    expand(store, book, 5)
+    assert lookup(store, book, "").usage is not None
+    reused, reply = {}, None
+    for warm in (True, False):
+        player = BookPlayer(make_player(SearchConfig.from_spec("playouts=400")), store.url, book.name,
+                            own_moves=False, warm=warm)
+        position = Position(size=5, komi=0.5)
+        first = player.genmove(position, playouts=400)
+        assert isinstance(first, BookResult)
+        position.play(first.move)
+        if reply is None:  # the likeliest reply in the warm search that leaves the book
+            line = [position.vertex(p) for _, p in position.moves]
+            reply = next(m.point for m in player.warm_result.moves
+                         if m.point >= 0 and lookup(store, book, line + [position.vertex(m.point)]).value is None)
+        position.play(reply)
+        out = player.genmove(position, playouts=400)
+        assert not isinstance(out, BookResult)
+        reused[warm] = sum(m.visits for m in out.moves) - out.playouts
+    assert reused[False] <= 1 and reused[True] > 0, reused
 
 
 def test_gtp_analysis_in_a_book_position_shows_the_book_moves_values(store, compiled_engine):
