@@ -155,12 +155,12 @@ class MCTSPlayer(Player):
             return stats
         sign = _score_sign(position)
         for child in range(first, first + int(tree.n_children[root])):
-            n = float(tree.visits[child] - tree.prior_visits[child])
+            n = _real_visits(tree, child)
             wins = float(tree.wins[child] - tree.prior_wins[child])
             mean = wins / n if n > 0 else 0.0
             var = max(float(tree.wins_sq[child] - tree.prior_wins[child]) / n - mean * mean, 0.0) if n > 0 else 0.0
             score_mean, score_stdev = score_moments(float(tree.score_sum[child]), float(tree.score_sq[child]), n, sign)
-            na = float(tree.amaf_visits[child] - tree.prior_visits[child])
+            na = float(round(tree.amaf_visits[child] - tree.prior_visits[child]))
             amaf_wins = float(tree.amaf_wins[child] - tree.prior_wins[child])
             stats.append(
                 MoveStats(
@@ -181,7 +181,7 @@ class MCTSPlayer(Player):
             if first == NO_NODE:
                 break
             count = int(tree.n_children[node])
-            real = tree.visits[first : first + count] - tree.prior_visits[first : first + count]
+            real = np.round(tree.visits[first : first + count] - tree.prior_visits[first : first + count])
             best = first + int(np.argmax(real))
             if real[best - first] < min_visits:
                 break
@@ -194,13 +194,19 @@ class MCTSPlayer(Player):
         by tree reuse), for the player to move."""
         tree = self.tree
         root = int(tree.meta[ROOT])
-        count = float(tree.visits[root] - tree.prior_visits[root])
-        return score_moments(float(tree.score_sum[root]), float(tree.score_sq[root]), count, _score_sign(position))[0]
+        return score_moments(float(tree.score_sum[root]), float(tree.score_sq[root]), _real_visits(tree, root),
+                             _score_sign(position))[0]
 
     def result(self, position: Position, done: int, elapsed: float) -> SearchResult:
         stats = self.root_stats(position)
         return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]),
                       score_mean=self.root_score(position))
+
+
+def _real_visits(tree, node: int) -> float:
+    """The simulations through ``node``: its visits less the priors' virtual ones, a whole number
+    (the difference of two fractional sums can fall just below it, and ``int`` would lose one)."""
+    return float(round(tree.visits[node] - tree.prior_visits[node]))
 
 
 def _score_sign(position: Position) -> float:

@@ -95,3 +95,10 @@ def test_the_analysis_line_shows_the_search_score_as_it_changes_with_the_visits(
     for point, visits, score_mean in shown:
         by_move.setdefault(point, set()).add((visits, score_mean))
     assert any(len({s for _, s in seen}) > 1 for seen in by_move.values())  # one move, new visits, a new mean
+
+
+def test_the_root_moves_count_every_simulation_of_a_fresh_search():
+    """Each simulation goes through one root move; with fractional priors the visits less the
+    virtual ones are still whole numbers (once truncated one below)."""
+    result = MCTSPlayer(SearchConfig(playouts=2000, seed=1)).genmove(Position(size=9))
+    assert sum(s.visits for s in result.moves) == 2000
