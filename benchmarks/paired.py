@@ -1,11 +1,13 @@
 """Old code against new in one run: ``obook bench playouts`` and ``obook bench search`` from two
 checkouts, interleaved round by round so that both see the same machine load.
 
-    python benchmarks/paired.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 5] [--seconds 5]
+    python benchmarks/paired.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 5] [--seconds 5] [--case search ...]
 
 Each checkout is imported from its own folder (``PYTHONPATH``), with this interpreter's packages; warm
 both numba caches first (one run each) so that no compile lands in a timed round. Prints one JSON line
-per measurement, then the median of each figure per checkout and new/old.
+per measurement, then the median of each figure per checkout, new/old, and the median of the rounds'
+new/old (each round runs both, so that ratio is paired). ``--case`` (repeatable) keeps
+only the cases whose name starts with it (``search``, ``playouts heavy``).
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ import subprocess
 import sys
 
 CASES = (
-    ("playouts light", ["playouts", "--policy", "light"], "playouts_per_second"),
-    ("playouts atari50", ["playouts", "--policy", "atari50"], "playouts_per_second"),
-    ("playouts heavy", ["playouts", "--policy", "heavy"], "playouts_per_second"),
-    ("search default", ["search"], "simulations_per_second"),
+    ("playouts light", ["playouts", "--policy", "light"], ("playouts_per_second",)),
+    ("playouts atari50", ["playouts", "--policy", "atari50"], ("playouts_per_second",)),
+    ("playouts heavy", ["playouts", "--policy", "heavy"], ("playouts_per_second",)),
+    ("search default", ["search"], ("simulations_per_second", "simulations_per_cpu_second")),
 )
 
 
@@ -38,22 +40,30 @@ def main() -> int:
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--case", action="append", default=[], help="only the cases whose name starts with this")
     args = parser.parse_args()
-    figures: dict[tuple[str, str], list[float]] = {}
+    cases = [case for case in CASES if not args.case or any(case[0].startswith(c) for c in args.case)]
+    figures: dict[tuple[str, str, str], list[float]] = {}
     for round_ in range(args.rounds):
-        for name, bench_args, field in CASES:
+        for name, bench_args, fields in cases:
             order = (("old", args.old), ("new", args.new)) if round_ % 2 == 0 else (("new", args.new), ("old", args.old))
             for label, checkout in order:
                 result = measure(checkout, bench_args, args.seconds)
-                value = float(result[field])
-                figures.setdefault((name, label), []).append(value)
-                print(json.dumps({"round": round_, "case": name, "checkout": label, field: round(value)}), flush=True)
-    for name, _, _ in CASES:
-        old = statistics.median(figures[(name, "old")])
-        new = statistics.median(figures[(name, "new")])
-        print(f"{name:18s} old {old:12,.0f}  new {new:12,.0f}  new/old {new / old:.3f}  "
-              f"(old range {min(figures[(name, 'old')]):,.0f}-{max(figures[(name, 'old')]):,.0f}, "
-              f"new range {min(figures[(name, 'new')]):,.0f}-{max(figures[(name, 'new')]):,.0f})")
+                values = {field: float(result[field]) for field in fields if field in result}
+                for field, value in values.items():
+                    figures.setdefault((name, field, label), []).append(value)
+                print(json.dumps({"round": round_, "case": name, "checkout": label,
+                                  **{field: round(value) for field, value in values.items()}}), flush=True)
+    for name, _, fields in cases:
+        for field in fields:
+            old_runs, new_runs = figures.get((name, field, "old"), []), figures.get((name, field, "new"), [])
+            if len(old_runs) != len(new_runs) or not old_runs:
+                continue  # a checkout whose bench does not report it
+            old, new = statistics.median(old_runs), statistics.median(new_runs)
+            paired = statistics.median(n / o for n, o in zip(new_runs, old_runs))
+            print(f"{name} {field}: old {old:,.0f}  new {new:,.0f}  new/old {new / old:.3f}, "
+                  f"median of the rounds' new/old {paired:.3f}  (old range {min(old_runs):,.0f}-{max(old_runs):,.0f}, "
+                  f"new range {min(new_runs):,.0f}-{max(new_runs):,.0f})")
     return 0
 
 

@@ -102,7 +102,9 @@ def run_playouts(args: argparse.Namespace) -> int:
 
 def run_search(args: argparse.Namespace) -> int:
     """One search from the empty board for ``--seconds`` on one core, then the raw playout rate of
-    the same policy for as long: the tree's overhead is the gap between the two."""
+    the same policy for as long: the tree's overhead is the gap between the two. The rate per second
+    of this process's CPU time beside the rate per wall second: on a shared machine the CPU rate
+    hardly moves with the others' load."""
     from obook.go.position import Position
     from obook.search.config import SearchConfig
     from obook.search.players import make_player
@@ -114,7 +116,9 @@ def run_search(args: argparse.Namespace) -> int:
     player = make_player(config)
     player.genmove(position, playouts=200)  # compile or load before timing
     player.new_game()
+    cpu = time.process_time()
     result = player.genmove(position, seconds=args.seconds)
+    cpu = time.process_time() - cpu
     raw = measure_playouts(args.size, config.policy, args.seconds, 7.5, 1)
     figures = {
         "size": args.size,
@@ -122,6 +126,7 @@ def run_search(args: argparse.Namespace) -> int:
         "policy": config.policy,
         "simulations": result.playouts,
         "simulations_per_second": round(result.playouts / result.seconds, 1),
+        "simulations_per_cpu_second": round(result.playouts / cpu, 1),
         "raw_playouts_per_second": raw["playouts_per_second"],
         "ratio_to_raw": round(result.playouts / result.seconds / raw["playouts_per_second"], 3),
         "tree_nodes": result.nodes,

@@ -10,9 +10,13 @@ colour analysed (KataGo's default SIDETOMOVE), which is how Sabaki and Lizzie fl
 Where the figures come from: visits and win rates are the search's real simulations; ``prior`` is
 each move's share of the virtual wins the search's priors (``obook/search/priors.py``: captures,
 escapes, shapes) gave it (uniform for players without priors); ``lcb`` is the win rate less 1.96
-standard errors of its simulations (0 below two visits). obook has no score network: the scores
-are the mean and spread of the final area scores of random playouts after the move (``scorer``),
-and the ownership that of playouts from the position (``obook.playout.ownership``).
+standard errors of its simulations (0 below two visits). obook has no score network: a move's
+``scoreMean`` and ``scoreStdev`` are the mean and spread of the final area scores (komi included) of
+the search's own simulations through the move (``MoveStats.score_mean``/``score_stdev``), so they
+move with the visits as the win rate does; ``scoreLead`` is the same mean (obook has no separate
+estimate of the lead). A move the player has no score for (no simulation through it, a book line)
+leaves the three out. The ownership is that of playouts from the position
+(``obook.playout.ownership``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,6 @@ from obook.go.position import parse_color
 from obook.go.vertex import format_vertex, point_of
 from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number, vertex_argument
 from obook.gtp.protocol import GTPCommandError
-from obook.playout.ownership import black_scores
 from obook.search.result import MoveStats, SearchResult
 
 LCB_Z = 1.96
@@ -160,22 +163,25 @@ def format_info_line(result: SearchResult, size: int, max_moves: int = 0, min_mo
     return " ".join(parts)
 
 
-Scorer = Callable[[int], tuple[float, float]]  # move -> (mean, standard deviation) of the final score
+def _scores(stats: MoveStats) -> str:
+    if stats.score_mean is None:
+        return ""
+    stdev = stats.score_stdev or 0.0
+    return f"scoreMean {stats.score_mean:.2f} scoreStdev {stdev:.2f} scoreLead {stats.score_mean:.2f} "
 
 
-def format_kata_line(result: SearchResult, size: int, options: AnalyzeOptions, scorer: Scorer,
+def format_kata_line(result: SearchResult, size: int, options: AnalyzeOptions,
                      ownership: list[float] | None = None) -> str:
     """KataGo: ``info move D4 visits 120 winrate 0.523 scoreMean 1.5 scoreStdev 9.8 scoreLead 1.5
     prior 0.0125 lcb 0.498 order 0 pv D4 E5 ...`` for every move shown, then ``ownership`` and one
-    value per point (top row first) when given. ``scorer(move)`` is the score after the move, for
-    the colour analysed; ``scoreLead`` is the same mean (obook has no separate estimate of the lead)."""
+    value per point (top row first) when given. The scores are the search's (module docstring),
+    for the colour analysed: the player to move of the search."""
     prior = priors(result)
     parts = []
     for order, stats in enumerate(shown_moves(result, options)):
-        mean, stdev = scorer(stats.point)
         parts.append(f"info move {format_vertex(stats.point, size)} visits {stats.visits} "
-                     f"winrate {_unit(stats.winrate):.6f} scoreMean {mean:.2f} scoreStdev {stdev:.2f} "
-                     f"scoreLead {mean:.2f} prior {prior[stats.point]:.6f} lcb {lower_bound(stats):.6f} "
+                     f"winrate {_unit(stats.winrate):.6f} {_scores(stats)}"
+                     f"prior {prior[stats.point]:.6f} lcb {lower_bound(stats):.6f} "
                      f"order {order} pv {_pv(stats, size)}")
     if not parts:
         return ""
@@ -195,33 +201,6 @@ def finished_line(winrate: float, score: float, kata: bool, ownership: list[floa
         return line
     rate = round(10000 * winrate)
     return f"info move pass visits 1 winrate {rate} prior 10000 lcb {rate} order 0 pv pass"
-
-
-class PlayoutScorer:
-    """``scorer(move)``: the mean and standard deviation of the final area score (less komi) of
-    ``playouts`` random playouts after ``color`` plays ``move``, for ``color``; computed once per
-    move (the position does not change while it is analysed)."""
-
-    def __init__(self, position, color: int, playouts: int = 100, policy: str = "atari50", seed: int = 1):
-        self.position = position
-        self.color = color
-        self.playouts = max(playouts, 1)
-        self.policy = policy
-        self.seed = seed
-        self._scores: dict[int, tuple[float, float]] = {}
-
-    def __call__(self, point: int) -> tuple[float, float]:
-        known = self._scores.get(point)
-        if known is None:
-            known = self._scores[point] = self._measure(point)
-        return known
-
-    def _measure(self, point: int) -> tuple[float, float]:
-        trial = self.position.copy()
-        trial.play(point, self.color)
-        sign = 1.0 if self.color == BLACK else -1.0
-        scores = sign * black_scores(trial, self.playouts, self.policy, self.seed)
-        return float(scores.mean()), float(scores.std())
 
 
 def ownership_rows(black_ownership, size: int, color: int) -> list[float]:

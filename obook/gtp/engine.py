@@ -29,7 +29,6 @@ from obook.go.sgf import game_to_sgf, read_sgf
 from obook.go.vertex import format_vertex, point_of
 from obook.gtp.analysis import (
     InfoPrinter,
-    PlayoutScorer,
     finished_line,
     format_kata_line,
     ownership_rows,
@@ -495,15 +494,14 @@ class GTPEngine(GTPProtocol):
         return finished_line(winrate, score, kata, ownership)
 
     def _kata_line(self, position: Position, options):
-        """``kata-analyze``'s info line for searches of ``position``: scores of playouts after each
+        """``kata-analyze``'s info line for searches of ``position``: the search's scores of each
         move, and with ``ownership true`` the ownership of playouts from the position."""
         size = position.size
-        scorer = PlayoutScorer(position, options.color, policy=self.config.policy)
         ownership = None
         if options.ownership:
             ownership = ownership_rows(estimate_ownership(position, self.ownership_playouts, self.config.policy),
                                        size, options.color)
-        return lambda result: format_kata_line(result, size, options, scorer, ownership)
+        return lambda result: format_kata_line(result, size, options, ownership)
 
     def cmd_genmove_analyze(self, args: list[str], kata: bool = False) -> Streamed:
         """``[lz-]genmove_analyze [COLOR] [INTERVAL] ...``: a genmove that streams info lines and

@@ -71,7 +71,7 @@ class SearchConfig:
     playouts: int = 10000  # per move, unless seconds is set
     seconds: float = 0.0  # per move; 0 means use playouts
     reuse_tree: bool = True  # keep the subtree of the actual moves between searches
-    max_nodes: int = 1_000_000  # node capacity of the tree (72 bytes a node, twice for reuse: tree.NODE_BYTES)
+    max_nodes: int = 1_000_000  # node capacity of the tree (88 bytes a node, twice for reuse: tree.NODE_BYTES)
     resign_threshold: float = 0.05  # resign below this win rate (0 never resigns)
     pass_when_won: bool = True  # pass when passing still wins (so games end cleanly)
     processes: int = 1  # uct: root parallelism; flat/pp: master/slave pruning, one slave per process

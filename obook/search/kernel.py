@@ -1,6 +1,7 @@
 """The MCTS kernel in numba: ``run_simulations`` runs a whole batch of simulations (select,
-expand, playout, back-propagate, AMAF) over the preallocated arrays of a ``Tree``
-(``obook/search/tree.py``) with the options of a ``KernelParams`` (``obook/search/config.py``).
+expand, playout, back-propagate the reward and the final score, AMAF) over the preallocated arrays
+of a ``Tree`` (``obook/search/tree.py``) with the options of a ``KernelParams``
+(``obook/search/config.py``).
 
 Expansion creates one child per legal move under simple ko that does not fill the mover's own eye,
 plus PASS, each with its prior (``obook/search/priors.py``) when priors are on. Positional superko
@@ -229,6 +230,7 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
             total_moves += moves
             score = playout_score(work, komi, two_passes)
         black_reward = reward_for_black(score, params)
+        score_sq = score * score
         # Back-propagation along the path.
         for d in range(depth, -1, -1):
             n = sc.path[d]
@@ -240,6 +242,8 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
             tree.visits[n] += 1.0
             tree.wins[n] += r
             tree.wins_sq[n] += r * r
+            tree.score_sum[n] += score
+            tree.score_sq[n] += score_sq
         # AMAF: credit every child of a path node whose move its player made first later on.
         if rave:
             sc.counters[0] += 1

@@ -44,7 +44,7 @@ from obook.search.pruning import (
     progressive_pruning,
     stop_reason,
 )
-from obook.search.result import MoveStats, SearchResult
+from obook.search.result import MoveStats, SearchResult, pooled_score_mean, score_moments
 
 TIMED_STAGE_SAMPLES = 512  # samples per stream and stage when the budget is in seconds
 
@@ -284,17 +284,24 @@ class MonteCarloPlayer(Player):
         return self._result(candidates, stats, active, done, elapsed, values=np.where(active > 0, minimax, 0.0))
 
     def _result(self, candidates, stats, active, done, elapsed, values=None) -> SearchResult:
+        """With ``value=score`` a move's samples are its scores for the mover: their mean and spread
+        are its ``score_mean``/``score_stdev`` too (depth2: over all its replies' samples); with
+        ``value=win`` the samples keep no score and those stay None."""
+        scored = self.config.value == "score"
         moves = []
         for k, p in enumerate(candidates):
             n = stats[k, N]
             mean = stats[k, SUM] / n if n else 0.0
+            score_mean, score_stdev = (score_moments(float(stats[k, SUM]), float(stats[k, SUM_SQ]), float(n), 1.0)
+                                       if scored else (None, None))
             moves.append(MoveStats(
                 point=int(p), visits=int(n), winrate=stats[k, WINS] / n if n else 0.0,
                 variance=max(stats[k, SUM_SQ] / n - mean * mean, 0.0) if n else 0.0, pv=[int(p)],
                 value=float(values[k]) if values is not None else mean, pruned=not active[k],
+                score_mean=score_mean, score_stdev=score_stdev,
             ))
         moves.sort(key=lambda s: (not s.pruned, s.visits > 0, s.value, s.visits), reverse=True)
-        return decide(self.config, self.position, moves, done, elapsed)
+        return decide(self.config, self.position, moves, done, elapsed, score_mean=pooled_score_mean(moves))
 
 
 __all__ = ["MonteCarloPlayer", "SampleStream", "stage_plan"]

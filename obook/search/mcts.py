@@ -12,14 +12,14 @@ import time
 
 import numpy as np
 
-from obook.go.board import new_board
+from obook.go.board import BLACK, new_board
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
 from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
 from obook.search.player import ROOT_MOVES, ROOT_PRIORS, Player, cancelled, decide, resolve_seed
-from obook.search.result import MoveStats, SearchResult
+from obook.search.result import MoveStats, SearchResult, score_moments
 from obook.search.tree import N_NODES, NO_NODE, ROOT, compact_subtree, new_tree, reset_tree
 
 
@@ -153,18 +153,21 @@ class MCTSPlayer(Player):
         stats = []
         if first == NO_NODE:
             return stats
+        sign = _score_sign(position)
         for child in range(first, first + int(tree.n_children[root])):
-            n = float(tree.visits[child] - tree.prior_visits[child])
+            n = _real_visits(tree, child)
             wins = float(tree.wins[child] - tree.prior_wins[child])
             mean = wins / n if n > 0 else 0.0
             var = max(float(tree.wins_sq[child] - tree.prior_wins[child]) / n - mean * mean, 0.0) if n > 0 else 0.0
-            na = float(tree.amaf_visits[child] - tree.prior_visits[child])
+            score_mean, score_stdev = score_moments(float(tree.score_sum[child]), float(tree.score_sq[child]), n, sign)
+            na = float(round(tree.amaf_visits[child] - tree.prior_visits[child]))
             amaf_wins = float(tree.amaf_wins[child] - tree.prior_wins[child])
             stats.append(
                 MoveStats(
                     point=int(tree.move[child]), visits=int(n), winrate=mean, variance=var,
                     amaf_visits=int(na), amaf_winrate=amaf_wins / na if na > 0 else 0.0,
                     pv=self.principal_variation(child), prior=float(tree.prior_wins[child]),
+                    score_mean=score_mean, score_stdev=score_stdev,
                 )
             )
         stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)
@@ -178,7 +181,7 @@ class MCTSPlayer(Player):
             if first == NO_NODE:
                 break
             count = int(tree.n_children[node])
-            real = tree.visits[first : first + count] - tree.prior_visits[first : first + count]
+            real = np.round(tree.visits[first : first + count] - tree.prior_visits[first : first + count])
             best = first + int(np.argmax(real))
             if real[best - first] < min_visits:
                 break
@@ -186,9 +189,29 @@ class MCTSPlayer(Player):
             node = best
         return pv
 
+    def root_score(self, position: Position) -> float | None:
+        """The mean final score of the simulations through the root (this search's and those kept
+        by tree reuse), for the player to move."""
+        tree = self.tree
+        root = int(tree.meta[ROOT])
+        return score_moments(float(tree.score_sum[root]), float(tree.score_sq[root]), _real_visits(tree, root),
+                             _score_sign(position))[0]
+
     def result(self, position: Position, done: int, elapsed: float) -> SearchResult:
         stats = self.root_stats(position)
-        return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]))
+        return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]),
+                      score_mean=self.root_score(position))
+
+
+def _real_visits(tree, node: int) -> float:
+    """The simulations through ``node``: its visits less the priors' virtual ones, a whole number
+    (the difference of two fractional sums can fall just below it, and ``int`` would lose one)."""
+    return float(round(tree.visits[node] - tree.prior_visits[node]))
+
+
+def _score_sign(position: Position) -> float:
+    """The tree counts scores from Black's view (``tree.py``); results give them for the player to move."""
+    return 1.0 if position.to_move == BLACK else -1.0
 
 
 __all__ = ["MCTSPlayer"]

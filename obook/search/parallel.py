@@ -1,5 +1,7 @@
 """Root parallelism: P processes grow independent trees of the same position with different seeds;
-their root statistics are summed and the most visited move is played.
+their root statistics are summed and the most visited move is played. The root's mean score is
+that of the simulations through its moves, pooled over the processes (the one simulation that
+expanded each worker's root is left out).
 
 Workers are long-lived (each keeps its own tree between moves, so tree reuse still works) and are
 driven in slices of the budget, which lets the parent report progress and stop on time.
@@ -16,7 +18,7 @@ from obook.search.config import SearchConfig
 from obook.search.mcts import MCTSPlayer
 from obook.search.player import Player, cancelled, decide, resolve_seed, stream_seed
 from obook.search.processes import SearchProcesses, position_from_state, position_state
-from obook.search.result import MoveStats, SearchResult
+from obook.search.result import MoveStats, SearchResult, pooled_score_mean, score_moments
 
 SLICE_SECONDS = 0.25
 
@@ -42,7 +44,8 @@ def _worker(connection, config: SearchConfig) -> None:
         connection.send(
             (
                 result.playouts,
-                [(s.point, s.visits, s.winrate, s.variance, s.amaf_visits, s.amaf_winrate, s.pv) for s in result.moves],
+                [(s.point, s.visits, s.winrate, s.variance, s.amaf_visits, s.amaf_winrate, s.pv, s.score_mean,
+                  s.score_stdev) for s in result.moves],
                 result.nodes,
             )
         )
@@ -105,8 +108,8 @@ class RootParallelPlayer(SearchProcesses, Player):
             for worker_playouts, stats, worker_nodes in replies:
                 done += worker_playouts
                 nodes += worker_nodes
-                for point, visits, winrate, variance, amaf_visits, amaf_winrate, pv in stats:
-                    entry = merged.setdefault(point, [0, 0.0, 0.0, 0, 0.0, pv, 0])
+                for point, visits, winrate, variance, amaf_visits, amaf_winrate, pv, score_mean, score_stdev in stats:
+                    entry = merged.setdefault(point, [0, 0.0, 0.0, 0, 0.0, pv, 0, 0, 0.0, 0.0])
                     entry[0] += visits
                     entry[1] += winrate * visits
                     entry[2] += (variance + winrate * winrate) * visits
@@ -114,6 +117,10 @@ class RootParallelPlayer(SearchProcesses, Player):
                     entry[4] += amaf_winrate * amaf_visits
                     if visits > entry[6]:
                         entry[5], entry[6] = pv, visits
+                    if score_mean is not None:
+                        entry[7] += visits
+                        entry[8] += score_mean * visits
+                        entry[9] += (score_stdev * score_stdev + score_mean * score_mean) * visits
             if on_progress is not None:
                 on_progress(self._result(position, merged, done, time.perf_counter() - start, nodes))
             if cancelled(cancel):
@@ -122,14 +129,16 @@ class RootParallelPlayer(SearchProcesses, Player):
 
     def _result(self, position: Position, merged: dict, done: int, elapsed: float, nodes: int) -> SearchResult:
         stats = []
-        for point, (visits, wins, wins_sq, amaf_visits, amaf_wins, pv, _) in merged.items():
+        for point, (visits, wins, wins_sq, amaf_visits, amaf_wins, pv, _, scored, score_sum, score_sq) in merged.items():
             mean = wins / visits if visits else 0.0
+            score_mean, score_stdev = score_moments(score_sum, score_sq, scored, 1.0)
             stats.append(
                 MoveStats(
                     point=point, visits=visits, winrate=mean,
                     variance=max(wins_sq / visits - mean * mean, 0.0) if visits else 0.0,
                     amaf_visits=amaf_visits, amaf_winrate=amaf_wins / amaf_visits if amaf_visits else 0.0, pv=list(pv),
+                    score_mean=score_mean, score_stdev=score_stdev,
                 )
             )
         stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)
-        return decide(self.config, position, stats, done, elapsed, nodes)
+        return decide(self.config, position, stats, done, elapsed, nodes, score_mean=pooled_score_mean(stats))

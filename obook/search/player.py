@@ -157,13 +157,14 @@ class RandomPlayer(Player):
 
 
 def decide(config: SearchConfig, position: Position, stats: list[MoveStats], playouts: int, seconds: float,
-           nodes: int = 0) -> SearchResult:
+           nodes: int = 0, score_mean: float | None = None) -> SearchResult:
     """The move from root statistics sorted best first: the most visited move, except that a player
     whose opponent has just passed passes too when the position as it stands wins (so won games end
-    cleanly), and resigns below the configured win rate once the estimate rests on 100 visits."""
+    cleanly), and resigns below the configured win rate once the estimate rests on 100 visits.
+    ``score_mean`` is the root's mean score, passed through to the result."""
     if not stats:
         return SearchResult(move=PASS, resign=False, winrate=0.5, playouts=playouts, seconds=seconds, moves=[],
-                            pv=[PASS], nodes=nodes)
+                            pv=[PASS], nodes=nodes, score_mean=score_mean)
     best = stats[0]
     move, winrate, pv = best.point, best.winrate, best.pv
     if config.pass_when_won and position.passes == 1 and move != PASS:
@@ -173,7 +174,7 @@ def decide(config: SearchConfig, position: Position, stats: list[MoveStats], pla
             winrate = next((s.winrate for s in stats if s.point == PASS), winrate)
     resign = config.resign_threshold > 0 and best.visits >= 100 and best.winrate < config.resign_threshold
     return SearchResult(move=move, resign=resign, winrate=winrate, playouts=playouts, seconds=seconds, moves=stats,
-                        pv=pv, nodes=nodes)
+                        pv=pv, nodes=nodes, score_mean=score_mean)
 
 
 __all__ = ["ROOT_MOVES", "ROOT_PRIORS", "CancelToken", "MoveBudget", "Player", "RandomPlayer", "decide", "PASS"]

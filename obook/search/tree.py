@@ -3,8 +3,12 @@
 Node 0 is unused; the root is ``meta[ROOT]``. The children of a node are contiguous
 (``first_child .. first_child + n_children``), all created when the node is expanded
 (``obook/search/kernel.py``). ``wins`` and ``visits`` of a node are from the point of view of the
-player who made ``move``; AMAF statistics likewise. Between the moves of a game ``compact_subtree``
-keeps the subtree of the moves played (tree reuse).
+player who made ``move``; AMAF statistics likewise. ``score_sum`` and ``score_sq`` are the sum and sum
+of squares of the final area score (komi included) of the real simulations through the node, always
+from Black's point of view (positive: Black ahead), whoever made ``move``: one perspective makes the
+back-up one addition per node and a reader flips the sign for White. Priors add no score, so their
+count is ``visits - prior_visits``. Between the moves of a game ``compact_subtree`` keeps the subtree
+of the moves played (tree reuse).
 """
 
 from __future__ import annotations
@@ -37,13 +41,16 @@ class Tree(NamedTuple):
     amaf_wins: np.ndarray  # float64[M]: their rewards for the player who made `move`
     prior_visits: np.ndarray  # float64[M]: virtual simulations of the prior, included in `visits`
     prior_wins: np.ndarray  # float64[M]: their virtual wins, included in `wins`
+    score_sum: np.ndarray  # float64[M]: sum of the final scores (Black's view, komi included) of real simulations
+    score_sq: np.ndarray  # float64[M]: sum of their squares (the score's spread)
     meta: np.ndarray  # int64[2]: node count, root
 
 
 _NODE_DTYPES = {"move": np.int32, "parent": np.int32, "first_child": np.int32, "n_children": np.int32,
                 "visits": np.float64, "wins": np.float64, "wins_sq": np.float64, "amaf_visits": np.float64,
-                "amaf_wins": np.float64, "prior_visits": np.float64, "prior_wins": np.float64}
-NODE_BYTES = sum(np.dtype(t).itemsize for t in _NODE_DTYPES.values())  # 72: what max_nodes costs a node
+                "amaf_wins": np.float64, "prior_visits": np.float64, "prior_wins": np.float64,
+                "score_sum": np.float64, "score_sq": np.float64}
+NODE_BYTES = sum(np.dtype(t).itemsize for t in _NODE_DTYPES.values())  # 88: what max_nodes costs a node
 
 
 def new_tree(capacity: int) -> Tree:
@@ -74,6 +81,8 @@ def init_node(tree, node, move, parent):
     tree.amaf_wins[node] = 0.0
     tree.prior_visits[node] = 0.0
     tree.prior_wins[node] = 0.0
+    tree.score_sum[node] = 0.0
+    tree.score_sq[node] = 0.0
 
 
 @hot
@@ -84,7 +93,7 @@ def swap_siblings(tree, a, b):
         arr[a] = arr[b]
         arr[b] = t
     for farr in (tree.visits, tree.wins, tree.wins_sq, tree.amaf_visits, tree.amaf_wins,
-                 tree.prior_visits, tree.prior_wins):
+                 tree.prior_visits, tree.prior_wins, tree.score_sum, tree.score_sq):
         u = farr[a]
         farr[a] = farr[b]
         farr[b] = u
@@ -138,3 +147,5 @@ def _copy_node(src, s, dst, d, parent):
     dst.amaf_wins[d] = src.amaf_wins[s]
     dst.prior_visits[d] = src.prior_visits[s]
     dst.prior_wins[d] = src.prior_wins[s]
+    dst.score_sum[d] = src.score_sum[s]
+    dst.score_sq[d] = src.score_sq[s]

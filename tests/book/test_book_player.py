@@ -62,7 +62,8 @@ def test_gtp_engine_plays_and_analyses_from_the_book(tmp_path):
     answer = engine.handle("reg_genmove w")
     assert answer.strip().split()[-1] in ("C5", "G5", "E3", "E7")
     analysis = engine.handle("kata-analyze w 10").split("\n")  # the book's figures, in KataGo's format
-    assert analysis[0] == "=" and analysis[1].startswith("info move ") and " scoreLead " in analysis[1]
+    assert analysis[0] == "=" and analysis[1].startswith("info move ") and " winrate " in analysis[1]
+    assert " scoreMean " not in analysis[1]  # the book keeps no scores: none is made up
 
 
 def test_match_passes_book_options_to_obook_gtp():

@@ -10,9 +10,9 @@ from obook.gtp.protocol import GTPCommandError
 from obook.search.result import MoveStats, SearchResult
 
 
-def stats(vertex, visits, winrate, pv=(), variance=0.0, prior=None):
+def stats(vertex, visits, winrate, pv=(), variance=0.0, prior=None, score=(None, None)):
     return MoveStats(point=parse_vertex(vertex, 9), visits=visits, winrate=winrate, variance=variance,
-                     pv=[parse_vertex(v, 9) for v in pv], prior=prior)
+                     pv=[parse_vertex(v, 9) for v in pv], prior=prior, score_mean=score[0], score_stdev=score[1])
 
 
 def result(*moves):
@@ -93,14 +93,23 @@ def test_lcb_and_real_priors():
 
 def test_kata_line_format_with_scores_and_ownership():
     options = AnalyzeOptions(color=WHITE, interval=1.0, avoid={parse_vertex("C3", 9)})
-    moves = (stats("E5", 100, 0.6, pv=["E5", "D4"], variance=0.24, prior=30.0), stats("C3", 50, 0.7, prior=10.0))
-    scores = {parse_vertex("E5", 9): (2.5, 11.25)}
-    line = format_kata_line(result(*moves), 9, options, scores.__getitem__, ownership=[0.5] * 80 + [-1.0])
+    moves = (stats("E5", 100, 0.6, pv=["E5", "D4"], variance=0.24, prior=30.0, score=(2.5, 11.25)),
+             stats("C3", 50, 0.7, prior=10.0, score=(1.0, 3.0)))
+    line = format_kata_line(result(*moves), 9, options, ownership=[0.5] * 80 + [-1.0])
     head, _, ownership = line.partition(" ownership ")
     assert head == ("info move E5 visits 100 winrate 0.600000 scoreMean 2.50 scoreStdev 11.25 scoreLead 2.50 "
                     "prior 0.750000 lcb 0.503980 order 0 pv E5 D4")
     assert ownership.split() == ["0.5000"] * 80 + ["-1.0000"]
-    assert format_kata_line(result(stats("C3", 5, 0.5)), 9, options, scores.__getitem__) == ""
+    assert format_kata_line(result(stats("C3", 5, 0.5)), 9, options) == ""
+
+
+def test_kata_line_leaves_out_the_scores_of_a_move_without_one():
+    options = AnalyzeOptions(color=BLACK, interval=1.0)
+    line = format_kata_line(result(stats("E5", 3, 1.0, prior=1.0), stats("C3", 2, 0.5, prior=1.0, score=(-4.0, 0.0))),
+                            9, options)
+    assert line == ("info move E5 visits 3 winrate 1.000000 prior 0.500000 lcb 1.000000 order 0 pv E5 "
+                    "info move C3 visits 2 winrate 0.500000 scoreMean -4.00 scoreStdev 0.00 scoreLead -4.00 "
+                    "prior 0.500000 lcb 0.500000 order 1 pv C3")
     assert finished_line(0.0, -7.5, kata=False) == "info move pass visits 1 winrate 0 prior 10000 lcb 0 order 0 pv pass"
 
 

@@ -554,3 +554,22 @@ def check_kata_line(line, size):
     values = [float(v) for v in ownership.split()]
     assert len(values) == size * size and all(-1.0 <= v <= 1.0 for v in values)
     return [f["move"] for f in entries], values
+
+
+def test_kata_genmove_analyze_shows_the_scores_of_the_search_it_plays():
+    """The scores are the search's: the last line's first move has the mean and spread that the same
+    search (same seed and budget) gives that move, for the colour analysed."""
+    from obook.search.players import make_player
+
+    engine = GTPEngine("playouts=400,seed=5", size=9, komi=7.5, log=io.StringIO())
+    engine.handle("play b E5")
+    lines = [line for line in engine.handle("kata-genmove_analyze w 1").split("\n") if line.startswith("info ")]
+    first = parse_info_entries(lines[-1])[0]
+    position = Position(size=9, komi=7.5)
+    position.play("E5")
+    result = make_player("playouts=400,seed=5").genmove(position)
+    best = result.best
+    assert first["move"] == format_vertex(best.point, 9) and int(first["visits"]) == best.visits
+    assert float(first["scoreMean"]) == pytest.approx(best.score_mean, abs=0.005)
+    assert float(first["scoreStdev"]) == pytest.approx(best.score_stdev, abs=0.005)
+    assert float(first["scoreLead"]) == float(first["scoreMean"])

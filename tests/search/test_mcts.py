@@ -205,6 +205,10 @@ def test_root_parallel_search_merges_the_workers_statistics():
         assert result.playouts >= 4000
         assert sum(s.visits for s in result.moves) >= 4000
         assert position.vertex(result.move) == "C3"
+        visited = [s for s in result.moves if s.visits > 0]
+        assert all(s.score_mean is not None and s.score_stdev >= 0.0 for s in visited)  # merged like the wins
+        pooled = sum(s.score_mean * s.visits for s in visited) / sum(s.visits for s in visited)
+        assert result.score_mean == pytest.approx(pooled)
         # A second move of the same game reuses each worker's tree.
         position.play(result.move)
         position.play("E5")

@@ -201,10 +201,10 @@ def test_the_pure_monte_carlo_and_random_players_respect_superko(spec):
     assert all(s.point != position.point("G8") for s in result.moves)
 
 
-def test_a_node_costs_72_bytes():
+def test_a_node_costs_88_bytes():
     tree = new_tree(1000)
     per_node = sum(a.nbytes for name, a in tree._asdict().items() if name != "meta") / 1000
-    assert per_node == NODE_BYTES == 72
+    assert per_node == NODE_BYTES == 88
 
 
 @pytest.mark.parametrize("algorithm", ["flat", "pp", "amaf", "depth2"])
