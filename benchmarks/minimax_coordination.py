@@ -101,7 +101,6 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
     expander = kind.worker(store, book)
     expander.player = StubSearch(expander.config, search_seconds)
     expander.play_players = [StubSearch(expander.config, 0.0)] * len(expander.play_players)
-    expander.score = lambda job, position: 0.0
     commits, schedules = [], []
     commit = ExpansionLease.commit
 

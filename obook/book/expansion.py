@@ -48,9 +48,8 @@ from obook.book.schedule import ReachIndex
 from obook.book.selfplay import move_seed, mutation_config
 from obook.config import settings
 from obook.errors import ObookError
-from obook.go.board import PASS
+from obook.go.board import BLACK, PASS
 from obook.go.position import Position
-from obook.playout.ownership import black_scores
 from obook.search.config import SearchConfig
 from obook.search.player import ROOT_MOVES, CancelToken
 from obook.search.players import make_player
@@ -187,12 +186,12 @@ class Expander:
             best = RootMove(job.move, 0, 0.0)
         elif best is None or best.visits < self.constants.reuse_min_visits:
             excluded_prior = min(sum(prior for _, prior in edges.values()), 1.0)
-            root_moves = self.search(job, position, symmetries, set(edges), 0)
+            root_moves, score = self.search(job, position, symmetries, set(edges), 0)
             play_policy = self.play_policy(job, position, symmetries) if node is None else None
             parent = SearchedNode(key, list(job.moves), format_root_moves(root_moves), len(edges), excluded_prior,
                                   self.config.playouts, self.config.to_spec(), move_seed(job.seed, 0), ENGINE_VERSION,
                                   format_play_policy(play_policy) if play_policy is not None else None,
-                                  self.score(job, position) if node is None else None)
+                                  score if node is None else None)
             searched = node_from_row(_as_row(parent, edges, stored))
             best = next((m for m in root_moves if m.move not in edges), None)
         edge = child = None
@@ -208,20 +207,14 @@ class Expander:
                     known = node_exists(conn, self.book.id, child_key)
             edge = NewEdge(best.move, child_key, searched.prior(best.move) if searched is not None else 0.0)
             if not known:
-                child_moves = self.search(job, after, child_symmetries, set(), 1)
+                child_moves, child_score = self.search(job, after, child_symmetries, set(), 1)
                 play_policy = self.play_policy(job, after, child_symmetries)
                 child = SearchedNode(child_key, [after.vertex(p) for _, p in after.moves],
                                      format_root_moves(child_moves), 0, 0.0,
                                      self.config.playouts, self.config.to_spec(), move_seed(job.seed, 1),
                                      ENGINE_VERSION, format_play_policy(play_policy) if play_policy is not None else None,
-                                     self.score(job, after))
+                                     child_score)
         return StagedResult(parent, edge, child)
-
-    def score(self, job: ExpansionRow, position: Position) -> float:
-        """Black's mean area score less komi over ``score_playouts`` playouts of the book's policy
-        from ``position``: the mean score a lookup shows beside the value (the search keeps none)."""
-        scores = black_scores(position, self.constants.score_playouts, self.config.policy, move_seed(job.seed, 20))
-        return float(scores.mean())
 
     def play_policy(self, job: ExpansionRow, position: Position, symmetries: list[int]) -> list[tuple[int, float]] | None:
         """The mean visit shares of the opponent model's searches of ``position`` (``play_searches``
@@ -232,16 +225,17 @@ class Expander:
         shares: dict[int, float] = {}
         count = len(self.play_players)
         for i, player in enumerate(self.play_players):
-            moves = self.search(job, position, symmetries, set(), 10 + i, player)
+            moves, _ = self.search(job, position, symmetries, set(), 10 + i, player)
             total = sum(m.visits for m in moves) or 1
             for m in moves:
                 shares[m.move] = shares.get(m.move, 0.0) + m.visits / total / count
         return sorted(((m, s) for m, s in shares.items() if s >= 0.005), key=lambda ms: (-ms[1], ms[0]))
 
     def search(self, job: ExpansionRow, position: Position, symmetries: list[int], excluded: set[int],
-               number: int, player=None) -> list[RootMove]:
+               number: int, player=None) -> tuple[list[RootMove], float | None]:
         """The root moves (canonical) of a search of ``position`` (by ``player``, else the book's
-        searcher) that avoids every point whose canonical move is ``excluded``. Symmetric copies of
+        searcher) that avoids every point whose canonical move is ``excluded``, and the search's
+        mean final score, Black's (area less komi; None: the search kept none). Symmetric copies of
         a move are one move, with their visits summed (its prior and its error) and ranked by its
         most visited copy (the search's choice)."""
         player = player or self.player
@@ -265,8 +259,11 @@ class Expander:
                                      root_moves=allowed)
         if lost:
             raise lost[0]
+        score = result.score_mean
+        if score is not None and position.to_move != BLACK:
+            score = -score
         return merge_symmetric([(PASS if s.point == PASS else canonical_move(position, s.point, symmetries),
-                                 s.visits, s.winrate) for s in result.moves])
+                                 s.visits, s.winrate) for s in result.moves]), score
 
 
 def merge_symmetric(copies: list[tuple[int, int, float]]) -> list[RootMove]:

@@ -53,7 +53,6 @@ class MinimaxConstants:
     reuse_min_visits: int = 1000  # a stored root move with fewer visits is re-searched, not reused
     max_depth: int = 60  # nodes this many moves deep are not expanded
     play_searches: int = 4  # reach expansion: searches at the play budget whose visit shares are a node's play policy
-    score_playouts: int = 100  # playouts whose mean final score is a node's mean score
 
 
 CONSTANTS = MinimaxConstants()

@@ -308,7 +308,8 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
     minimax value and bounds in a comment and SBKV (Black's win percent by the minimax value); the
     move playing from the book takes is marked. A transposition is written under every path."""
     header = (f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
-              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior. "
+              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior, the mean final "
+              "score of its search for its player. "
               f"Engine: {describe_engine(book.search, book.knowledge)}"
               + (f"; seed salt {book.seed_salt}" if book.seed_salt else "") + ".")
     with store.read() as conn:
@@ -318,8 +319,9 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
             found = minimax_lookup(book, position, read)
             for c in found.candidates:
                 played = " (the book plays it)" if found.usage is not None and c.point == found.usage.point else ""
+                score = f", mean score {c.score_mean:+.1f}" if c.score_mean is not None else ""
                 yield (c.point, f"minimax {100 * c.value:.1f}% [{100 * c.lcb:.1f}, {100 * c.ucb:.1f}] for "
-                                f"{'Black' if mover == 'b' else 'White'}, prior {100 * c.prior:.1f}%{played}",
+                                f"{'Black' if mover == 'b' else 'White'}, prior {100 * c.prior:.1f}%{score}{played}",
                        c.value if mover == "b" else 1.0 - c.value)
 
         return _book_tree(book, header, moves_of, depth, max_nodes)

@@ -59,7 +59,7 @@ class NodeRow:
     playouts: int = 0
     spec: str = ""
     engine_version: str = ""
-    score_mean: float | None = None  # Black's mean score less komi (playouts from the position)
+    score_mean: float | None = None  # Black's mean score less komi (its search's simulations)
     edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # move -> (child key, prior)
 
 

@@ -273,6 +273,32 @@ def test_lookups_show_each_book_moves_visits_and_mean_score(store, compiled_engi
         assert c.score_mean == pytest.approx(-grandchild.score_mean)
 
 
+def test_a_nodes_mean_score_is_its_own_searchs(store, compiled_engine):
+    """Issue 32 item 6: a node keeps the mean final score of the S-playout search that valued it
+    (Black's view), not of separate random playouts: the same search, replayed with the expansion's
+    seed, gives the stored score."""
+    from obook.book.backup import load_nodes
+    from obook.book.selfplay import move_seed, mutation_config
+    from obook.go.position import Position
+    from obook.search.players import make_player
+
+    book = minimax_book(store, name="own-score")
+    expand(store, book, 1)
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+    (child,) = [n for n in nodes.values() if n.moves]
+    player = make_player(mutation_config(book))
+    player.new_game()
+    player.reseed(move_seed(get_expansion_row(store, 1).seed, 1))  # the first expansion's child search
+    after = Position.from_moves(child.moves, size=5, komi=0.5)
+    result = player.genmove(after)
+    with store.read() as conn:
+        from obook.store.minimax import read_node
+
+        stored = read_node(conn, book.id, child.key).score_mean
+    assert after.to_move == 2 and stored == pytest.approx(-result.score_mean)  # White to move: Black's is minus
+
+
 def test_two_builds_with_the_same_settings_search_alike_unless_salted(store, compiled_engine):
     from obook.book.backup import load_nodes
     from obook.book.expansion import root_key
@@ -608,7 +634,7 @@ def test_export_writes_the_minimax_values(store, compiled_engine):
     found = lookup(store, book, "")
     best = found.candidates[0]
     assert first.get_raw("SBKV").decode() == f"{100 * best.value:.1f}"  # Black moves first
-    assert "minimax" in first.get("C")
+    assert "minimax" in first.get("C") and f"mean score {best.score_mean:+.1f}" in first.get("C")
 
 
 def test_a_node_with_many_book_moves_costs_more_to_widen():
