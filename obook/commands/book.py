@@ -83,6 +83,9 @@ def register(subparsers) -> None:
     p.add_argument("--book", required=True, help="name of the book to check")
     p.add_argument("--repair", action="store_true",
                    help="replace the statistics by the recomputed ones (exit 0 when everything is repaired)")
+    p.add_argument("--retry-set-aside", action="store_true",
+                   help="put the book's set-aside games or expansions back to work (their failures forgotten), "
+                        "then verify; `obook build` or `obook grid run` takes them up")
     _db(p)
     p.set_defaults(func=cmd_verify)
 
@@ -354,6 +357,14 @@ def cmd_verify(args) -> int:
 
     store = _store(args)
     book = _keyed_book(store, args.book, "repair it" if args.repair else "verify it")
+    if args.retry_set_aside:
+        from obook.book.library import retry_set_aside
+
+        back = retry_set_aside(store, book)
+        unit = "expansion" if is_search_valued(book) else "game"
+        print(f"book {book.name!r}: {len(back)} set-aside {unit}(s) put back to work"
+              + (f" ({', '.join(map(str, back[:20]))}{', ...' if len(back) > 20 else ''})" if back else "")
+              + (f"; run `obook build` or `obook grid run` for the book to take them up" if back else ""))
     if is_search_valued(book):
         return _verify_minimax(store, book, args.repair)
     result = verify(store, book, repair=args.repair)

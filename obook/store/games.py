@@ -135,7 +135,8 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
 
 def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,
                 score: float | None, stats: dict[tuple[int, int], tuple[int, int, int]],
-                status: str = FINISHED, scores: dict[tuple[int, int], tuple[int, float]] | None = None) -> bool:
+                status: str = FINISHED, scores: dict[tuple[int, int], tuple[int, float]] | None = None,
+                finished_by: str | None = None) -> bool:
     """Close ``game`` (as read, with exactly its moves) and add its statistics (``scores``: its
     final score per position, ``obook.book.keys.opening_record``), in the caller's
     transaction, which commits synchronously (``synchronous_commit``: a grid worker's moves do not
@@ -148,7 +149,7 @@ def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str,
     now = db_time(conn)  # not the caller's clock: a worker's clock minutes off would misdate the book's rates
     done = conn.execute(update(GAMES).where(*guard).values(
         status=status, result=result, winner=winner, score=score, finished_at=now, updated_at=now,
-        lease_owner=None, lease_until=None))
+        lease_owner=None, lease_until=None, finished_by=finished_by))
     if done.rowcount != 1:
         return False
     if status == FINISHED:

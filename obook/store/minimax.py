@@ -408,7 +408,8 @@ class NewEdge:
 _INSERT_NODE = NODES.insert()
 _INSERT_EDGE = EDGES.insert()
 _MARK_DONE = update(JOBS).where(JOBS.c.id.in_(bindparam("ids", expanding=True))).values(
-    status=DONE, done_at=bindparam("now"), lease_owner=None, lease_until=None)
+    status=DONE, done_at=bindparam("now"), lease_owner=None, lease_until=None,
+    done_by=select(RESULTS.c.worker_id).where(RESULTS.c.job_id == JOBS.c.id).scalar_subquery())
 _COUNT_DONE = update(BOOKS).where(BOOKS.c.id == bindparam("book")).values(
     expansions_done=BOOKS.c.expansions_done + bindparam("applied"))
 _UNSTAGE = delete(RESULTS).where(RESULTS.c.job_id.in_(bindparam("ids", expanding=True)))
@@ -453,12 +454,14 @@ class StagedResult:
                    SearchedNode(**parts["child"]) if parts["child"] else None)
 
 
-def stage_result(conn: Connection, job: ExpansionRow, owner: str, result: StagedResult) -> bool:
+def stage_result(conn: Connection, job: ExpansionRow, owner: str, result: StagedResult,
+                 worker_id: str | None = None) -> bool:
     """Stage ``result`` as ``job``'s while ``owner`` holds its lease and it is pending: one
     statement, no lock, so that workers stage at once. False, and nothing written, when the job is
     not ours, is no longer pending, or has a result staged already (a late or repeated delivery)."""
     staged = conn.execute(_stage_statement(conn.dialect.name), {
-        "job": job.id, "book": job.book_id, "owner": owner, "now": utcnow(), "result": result.to_json()}).first()
+        "job": job.id, "book": job.book_id, "owner": owner, "worker": worker_id, "now": utcnow(),
+        "result": result.to_json()}).first()
     return staged is not None
 
 
@@ -468,9 +471,10 @@ def _stage_statement(dialect: str):
     mine = select(JOBS.c.id).where(JOBS.c.id == bindparam("job"), JOBS.c.lease_owner == bindparam("owner"),
                                    JOBS.c.status == PENDING)
     return dialect_insert(dialect)(RESULTS).from_select(
-        ["job_id", "book_id", "owner", "staged_at", "result"],
+        ["job_id", "book_id", "owner", "worker_id", "staged_at", "result"],
         select(mine.scalar_subquery(), bindparam("book", type_=RESULTS.c.book_id.type),
-               bindparam("owner", type_=RESULTS.c.owner.type), bindparam("now", type_=RESULTS.c.staged_at.type),
+               bindparam("owner", type_=RESULTS.c.owner.type), bindparam("worker", type_=RESULTS.c.worker_id.type),
+               bindparam("now", type_=RESULTS.c.staged_at.type),
                bindparam("result", type_=RESULTS.c.result.type)).where(mine.exists())).on_conflict_do_nothing(
         index_elements=[RESULTS.c.job_id]).returning(RESULTS.c.job_id)
 
