@@ -58,6 +58,18 @@ def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
     assert book["games_set_aside"] == 1 and book["games_finished"] == target - 1
     assert book["set_aside"][0]["id"] == POISON and "PoisonedUnit" in book["set_aside"][0]["reason"]
 
+    # put back to work (the bug fixed): a worker without the hook finishes it, the driver reaches the target
+    back = grid.obook("verify", "--book", "poison", "--retry-set-aside")
+    assert back.returncode == 0 and f"1 set-aside game(s) put back to work ({POISON})" in back.stdout, back.stdout
+    assert grid.counts("poison") == {"finished": target - 1, "in_progress": 1}
+    for worker in grid.workers:
+        grid.kill(worker)
+    grid.start_worker()
+    grid.start_driver("poison", target, *BOOK_OPTIONS)
+    wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
+    assert grid.driver.returncode == 0, grid.logs_text()[-3000:]
+    assert grid.counts("poison") == {"finished": target}
+
 
 def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
     target = 6
