@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from obook.book.rules import ALGORITHMS, is_sampling
+from obook.errors import ObookError
 
 
 def _db(parser: argparse.ArgumentParser) -> None:
@@ -89,6 +90,19 @@ def register(subparsers) -> None:
     _db(p)
     p.set_defaults(func=cmd_verify)
 
+    p = subparsers.add_parser("audit", help="what a worker wrote to a book between two times, and its revert; "
+                                            "without --worker, the workers the store knows")
+    p.add_argument("--book", default=None, help="the book (required with --worker)")
+    p.add_argument("--worker", default=None, metavar="ID",
+                   help="the worker's identity (SITE:HOST:PID:STARTED:ENGINE, from `obook audit` or its log)")
+    p.add_argument("--since", default=None, metavar="TIME", help="ISO 8601 (UTC unless it names a zone; default: ever)")
+    p.add_argument("--until", default=None, metavar="TIME", help="ISO 8601 (default: now)")
+    p.add_argument("--revert", action="store_true",
+                   help="abandon the games it wrote moves of or finished in the window and recount the statistics "
+                        "(`obook build` / `obook grid run` then play new ones in their place)")
+    _db(p)
+    p.set_defaults(func=cmd_audit)
+
     p = subparsers.add_parser("books", help="list the books of a store")
     _db(p)
     p.set_defaults(func=cmd_books)
@@ -98,6 +112,48 @@ def register(subparsers) -> None:
                    help="upgrade: bring the schema to this obook's; current: show the schema's revision")
     _db(p)
     p.set_defaults(func=cmd_db)
+
+
+def cmd_audit(args) -> int:
+    import datetime as dt
+
+    from obook.book.audit import as_text, audit, parse_time, revert_games
+
+    store = _store(args)
+    if args.worker is None:
+        if args.revert:
+            raise ObookError("--revert needs --worker and --book")
+        from obook.store.workers import worker_records
+
+        with store.read() as conn:
+            records = worker_records(conn, limit=200)
+        for r in records:
+            state = f"QUARANTINED {r['quarantined_at']:%Y-%m-%d %H:%M:%S}: {r['quarantine_reason']}" \
+                if r["quarantined_at"] else "healthy"
+            print(f"{r['id']}  {r['kind']}  first seen {r['first_seen']:%Y-%m-%d %H:%M:%S}  last seen "
+                  f"{r['last_seen']:%Y-%m-%d %H:%M:%S}  {r['units_done']} done  {r['failures']} failures  {state}")
+        if not records:
+            print("no worker has written to this store yet")
+        return 0
+    if args.book is None:
+        raise ObookError("--worker needs --book")
+    book = _keyed_book(store, args.book, "audit it")
+    since = parse_time(args.since, "--since") if args.since else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    until = parse_time(args.until, "--until") if args.until else dt.datetime.now(dt.timezone.utc)
+    found = audit(store, book, args.worker, since, until)
+    for line in as_text(found):
+        print(line)
+    if not args.revert:
+        return 0
+    abandoned = revert_games(store, book, found)
+    print(f"reverted: {len(abandoned)} games abandoned"
+          + (f" ({', '.join(map(str, abandoned[:50]))})" if abandoned else "")
+          + "; statistics recounted from the finished games left")
+    if found.expansions:
+        print(f"not reverted: {len(found.expansions)} expansions (reverting a minimax book's expansions is not "
+              "implemented yet)")
+        return 1
+    return 0
 
 
 def _store(args, create: bool = False):

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, literal, literal_column, select, tuple_, update
 
 from obook.store.books import lock_book
-from obook.store.db import as_utc, db_time, synchronous_commit, to_signed
-from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game, utcnow
+from obook.store.db import as_utc, db_time, dialect_insert, synchronous_commit, to_signed
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game, GameSlice, utcnow
 from obook.store.stats import add_stats
 
 GAMES = Game.__table__
+SLICES = GameSlice.__table__
 
 # ``ix_games_book_record`` indexes this many first characters of a finished game's moves (about 50
 # moves on 19x19, 65 on 9x9: a whole record would exceed PostgreSQL's index entry limit); a ``through``
@@ -131,6 +132,15 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
     if updated is None:
         return None
     return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": as_utc(updated)})
+
+
+def record_slice(conn: Connection, game_id: int, first_move: int, worker_id: str) -> None:
+    """``worker_id`` writes ``game_id``'s moves from ``first_move`` (1-based) on (``game_slices``); a
+    move number written again (a slice lost with its worker) is the new writer's."""
+    conn.execute(dialect_insert(conn)(SLICES).values(game_id=game_id, first_move=first_move, worker_id=worker_id,
+                                                     written_at=db_time(conn)).on_conflict_do_update(
+        index_elements=[SLICES.c.game_id, SLICES.c.first_move],
+        set_={"worker_id": worker_id, "written_at": db_time(conn)}))
 
 
 def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,

@@ -40,7 +40,7 @@ from obook.store import jobs
 from obook.store.books import lock_book, try_lock_book
 from obook.store.db import Store
 from obook.store.faults import kill_point
-from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
+from obook.store.games import GameRow, append_move, count_search, finish_game, get_game, record_slice
 from obook.store.minimax import (BackUp, ExpansionRow, StagedResult, apply_staged, expansion_state, get_expansion,
                                  is_staged, stage_result)
 from obook.store.models import ABANDONED, DONE
@@ -86,6 +86,7 @@ class Lease(Generic[Row]):
         self.quarantined: str | None = None  # why this worker is quarantined (set by ``fail``, ``check_quarantine``)
         self._registered = False
         self._failed_since_work = False  # a failure since this process last worked a unit without error
+        self._writing: tuple[int, int] | None = None  # (game, its moves) after this lease's last move stored
         self._last_beat = -math.inf  # the first progress is always reported
 
     def read(self, conn: Connection, unit_id: int) -> Row | None:
@@ -226,12 +227,18 @@ class GameLease(Lease[GameRow]):
         """Store one more move of ``game`` (as it was read) and renew the lease. With ``next_pick``
         the same round trip prepares the next move as ``start_move`` does: (game as stored now, the
         book's next move or None when its search is counted)."""
-        with self.store.statements() as conn:  # each statement is guarded on its own: no transaction needed
+        first = self.worker_id is not None and self._writing != (game.id, game.n_moves)
+        # each statement is guarded on its own: no transaction needed, except for a slice's first move,
+        # stored with its writer (game_slices) in one transaction
+        with (self.store.write() if first else self.store.statements()) as conn:
             pick = next_pick(rows_reader(conn, game.book_id)) if next_pick is not None else None
             stored = append_move(conn, game, self.owner, vertex, origin, self.lease_seconds,
                                  count_search=next_pick is not None and pick is None)
             if stored is None:
                 raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
+            if first:
+                record_slice(conn, game.id, game.n_moves + 1, self.worker_id)
+            self._writing = (game.id, game.n_moves + 1)
             self._beat_now(conn, stored)
         kill_point("after_append")
         return stored, pick
