@@ -1,7 +1,8 @@
 """Workers' identities and records (issue 33): failures charged to workers (counts, quarantine),
 the workers each unit failed on (``failed_by``: on the grid a unit is set aside only after failing
 on two different workers), and provenance (who finished a game, who wrote each slice of its
-moves, whose result an expansion is), kept after the finish.
+moves, whose result an expansion is, who searched a minimax node, which expansion added an edge),
+kept after the finish.
 
 Revision ID: 0016
 Revises: 0015
@@ -52,9 +53,17 @@ def upgrade() -> None:
         batch.add_column(sa.Column("worker_id", sa.String(200), nullable=True))
     with op.batch_alter_table("workers") as batch:
         batch.add_column(sa.Column("worker_id", sa.String(200), nullable=True))
+    with op.batch_alter_table("minimax_nodes") as batch:
+        batch.add_column(sa.Column("searched_by", sa.String(200), nullable=True))
+    with op.batch_alter_table("minimax_edges") as batch:
+        batch.add_column(sa.Column("added_by", sa.Integer, nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("minimax_edges") as batch:
+        batch.drop_column("added_by")
+    with op.batch_alter_table("minimax_nodes") as batch:
+        batch.drop_column("searched_by")
     with op.batch_alter_table("workers") as batch:
         batch.drop_column("worker_id")
     with op.batch_alter_table("expansion_results") as batch:

@@ -10,8 +10,15 @@ book's exclusive lock (finishes wait for it), so that ``obook verify`` agrees at
 abandoned games no longer count towards the target, and the next ``obook build`` or ``obook grid
 run`` plays new games in their place.
 
-Not done yet: reverting a minimax book's expansions (their edges and searches would have to be
-taken out of the DAG and the expansions scheduled again); ``audit`` lists them.
+``revert_expansions`` takes a minimax book's expansions with the worker's result out of the DAG,
+newest first, in one transaction under the book's lock (``obook.store.minimax.revert_expansion``:
+the edge each added, its child when it created it, the node's search when it is the worker's),
+schedules them again (pending: the grid redoes them, searching their node again; those whose node
+left the book with them are gone, and the schedule chooses afresh) and backs the
+whole book up from scratch, so that ``obook verify`` agrees at once. An expansion whose node was
+expanded again since, or whose child was, by another worker, is kept (and named): taking it out
+would take theirs. A running driver's schedule does not see deleted nodes: stop it while
+reverting, or restart it after.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ from obook.errors import ObookError
 from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store, as_utc, db_time
 from obook.store.games import GAMES, SLICES
+from obook.book.backup import write_back_up
 from obook.store.minimax import JOBS as EXPANSIONS
+from obook.store.minimax import last_change, revert_expansion
 from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS
 from obook.store.stats import replace_stats
 
@@ -105,6 +114,30 @@ def revert_games(store: Store, book: BookInfo, found: Audit) -> list[int]:
         counted = recount(conn, book)
         replace_stats(conn, book.id, counted.stats, counted.scores)
     return sorted(done)
+
+
+def revert_expansions(store: Store, book: BookInfo,
+                      found: Audit) -> tuple[list[int], list[int], list[tuple[int, str]]]:
+    """Revert the expansions of ``found`` (newest first), back the book up; (reverted, those of them
+    scheduled again, kept with why). A reverted expansion of a node that left the book with it (the
+    child of an older one reverted) is gone: the schedule chooses afresh from the book left."""
+    if not found.expansions:
+        return [], [], []
+    reverted, kept = [], []
+    with store.write() as conn:
+        lock_book(conn, book.id)
+        seq = last_change(conn, book.id) + 1
+        for job_id in sorted(found.expansions, reverse=True):
+            why = revert_expansion(conn, book.id, job_id, found.worker_id, seq)
+            if why is None:
+                reverted.append(job_id)
+            else:
+                kept.append((job_id, why))
+        rescheduled = []
+        if reverted:
+            write_back_up(conn, book.id)
+            rescheduled = list(conn.execute(select(EXPANSIONS.c.id).where(EXPANSIONS.c.id.in_(reverted))).scalars())
+    return sorted(reverted), sorted(rescheduled), sorted(kept)
 
 
 def as_text(found: Audit) -> list[str]:

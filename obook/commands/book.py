@@ -99,7 +99,8 @@ def register(subparsers) -> None:
     p.add_argument("--until", default=None, metavar="TIME", help="ISO 8601 (default: now)")
     p.add_argument("--revert", action="store_true",
                    help="abandon the games it wrote moves of or finished in the window and recount the statistics "
-                        "(`obook build` / `obook grid run` then play new ones in their place)")
+                        "(`obook build` / `obook grid run` then play new ones in their place); a minimax book: take its "
+                        "expansions out of the book and schedule them again")
     _db(p)
     p.set_defaults(func=cmd_audit)
 
@@ -117,7 +118,7 @@ def register(subparsers) -> None:
 def cmd_audit(args) -> int:
     import datetime as dt
 
-    from obook.book.audit import as_text, audit, parse_time, revert_games
+    from obook.book.audit import as_text, audit, parse_time, revert_expansions, revert_games
 
     store = _store(args)
     if args.worker is None:
@@ -145,14 +146,19 @@ def cmd_audit(args) -> int:
         print(line)
     if not args.revert:
         return 0
+    if found.expansions:
+        reverted, again, kept = revert_expansions(store, book, found)
+        print(f"reverted: {len(reverted)} expansions taken out of the book"
+              + (f" ({', '.join(map(str, reverted[:50]))})" if reverted else "")
+              + f", {len(again)} of them scheduled again (the others' nodes left the book with them); "
+              "the book backed up from scratch")
+        for job_id, why in kept:
+            print(f"  expansion {job_id} kept: {why}")
+        return 1 if kept else 0
     abandoned = revert_games(store, book, found)
     print(f"reverted: {len(abandoned)} games abandoned"
           + (f" ({', '.join(map(str, abandoned[:50]))})" if abandoned else "")
           + "; statistics recounted from the finished games left")
-    if found.expansions:
-        print(f"not reverted: {len(found.expansions)} expansions (reverting a minimax book's expansions is not "
-              "implemented yet)")
-        return 1
     return 0
 
 

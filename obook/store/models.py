@@ -227,6 +227,7 @@ class MinimaxNode(Base):
     # the book's commit that last wrote this row (its search, edges or figures): a scheduler reads
     # what changed since the commit it saw last (obook.book.schedule), not the whole book
     seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    searched_by: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the worker identity of its search
     # backed up by minimax over the DAG (obook.book.minimax.back_up), recomputed by obook verify
     value: Mapped[float] = mapped_column(Float)
     lcb: Mapped[float] = mapped_column(Float)
@@ -245,6 +246,7 @@ class MinimaxEdge(Base):
     move: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     child_key: Mapped[int] = mapped_column(BigInteger)
     prior: Mapped[float] = mapped_column(Float, default=0.0)  # the move's share of the parent's search visits
+    added_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the expansion that added it
 
 
 class Expansion(Base):

@@ -7,6 +7,7 @@ plays new games in their place."""
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from sqlalchemy import create_engine, text
 
@@ -74,3 +75,40 @@ def test_audit_lists_and_reverts_what_one_worker_wrote(postgres_url, compiled_en
     bad = obook("audit", "--db", postgres_url, "--book", "au", "--worker", worker, "--since", "yesterday", check=False)
     assert bad.returncode == 2 and "is not a time" in bad.stderr and "Traceback" not in bad.stderr
     assert obook("audit", "--db", postgres_url, "--worker", worker, check=False).returncode == 2  # --book needed
+
+
+def test_audit_reverts_a_workers_expansions_of_a_minimax_book(postgres_url, compiled_engine):
+    from tests.book.test_build_faults import MINIMAX_BUILD
+
+    target = 10
+    obook("db", "upgrade", "--db", postgres_url)
+    obook("build", "--db", postgres_url, "--book", "mm", "--games", str(target), "--workers", "2", "--quiet",
+          *MINIMAX_BUILD)
+    by = sql(postgres_url, "SELECT done_by, count(*) FROM expansions WHERE status = 'done' GROUP BY done_by "
+                           "ORDER BY count(*) DESC, done_by")
+    assert None not in [w for w, _ in by] and sum(n for _, n in by) == target, by
+    searched = {w for (w,) in sql(postgres_url, "SELECT DISTINCT searched_by FROM minimax_nodes")}
+    assert searched <= {w for w, _ in by}  # every stored search names its worker
+    worker, done = by[0]
+    edges_before = sql(postgres_url, "SELECT count(*) FROM minimax_edges")[0][0]
+
+    reverted = obook("audit", "--db", postgres_url, "--book", "mm", "--worker", worker, "--revert", check=False)
+    assert f"{done} expansions" in reverted.stdout, reverted.stdout
+    n = int(reverted.stdout.split("reverted: ")[1].split()[0])
+    kept = reverted.stdout.count(" kept: ")
+    assert n >= 1 and n + kept == done and reverted.returncode == (1 if kept else 0), reverted.stdout
+    again = int(re.search(r"(\d+) of them scheduled again", reverted.stdout).group(1))
+    pending = sql(postgres_url, "SELECT count(*) FROM expansions WHERE status = 'pending'")[0][0]
+    assert 1 <= again <= pending  # the oldest's node stays: scheduled again (a deleted node's expansions go with it)
+    assert sql(postgres_url, "SELECT count(*) FROM minimax_edges")[0][0] <= edges_before - n + 1  # a pass adds none
+    verify = obook("verify", "--db", postgres_url, "--book", "mm")
+    assert verify.returncode == 0 and "every backed-up value matches the stored searches" in verify.stdout, verify.stdout
+
+    obook("build", "--db", postgres_url, "--book", "mm", "--games", str(target), "--workers", "2", "--quiet",
+          *MINIMAX_BUILD)
+    assert sql(postgres_url, "SELECT count(*) FROM expansions WHERE status = 'done'")[0][0] == target
+    assert sql(postgres_url, "SELECT count(*) FROM expansions WHERE done_by = :w", w=worker)[0][0] == done - n
+    verify = obook("verify", "--db", postgres_url, "--book", "mm")
+    assert verify.returncode == 0 and "every backed-up value matches the stored searches" in verify.stdout, verify.stdout
+    print(f"\naudit: worker {worker} did {done} of {target} expansions; {n} reverted ({again} scheduled again, "
+          f"{kept} kept: a later expansion of their node or child), verify clean; rebuilt to {target}, verify clean")
