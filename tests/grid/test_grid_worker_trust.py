@@ -58,6 +58,10 @@ def test_a_worker_that_fails_everything_beside_a_good_one(grid, unit):
     done_by = "finished_by" if unit == "game" else "done_by"
     table = "games" if unit == "game" else "expansions"
     assert grid.sql(f"SELECT DISTINCT {done_by} FROM {table} WHERE status IN ('finished', 'done')") == [(good_id,)]
+    if unit == "game":  # every slice of moves is the good worker's: the bad one failed before writing any
+        assert grid.sql("SELECT DISTINCT worker_id FROM game_slices") == [(good_id,)]
+    else:
+        assert grid.sql("SELECT DISTINCT searched_by FROM minimax_nodes") == [(good_id,)]
     print(f"\n{unit}s: a worker failing every unit beside a good one, target {target}: {target} done, 0 set aside; "
           f"the bad worker failed {records[bad_id][1]} units ({failed[0]} failures on {failed[1]} units), "
           f"then quarantined itself")
