@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     visibility_timeout: float = 4 * 3600.0  # Redis redelivers an unacknowledged task after this long
     soft_shutdown_seconds: float = 60.0  # a worker told to stop finishes its slices within this
     max_game_failures: int = 3  # a game whose play fails this often (an engine bug...) is set aside
+    set_aside_workers: int = 2  # on the grid, and only after failing on this many different workers
+    quarantine_failures: int = 5  # a grid worker that fails this many units in a row takes no more work
+    retry_seconds: float = 2.0  # a failed unit waits this long before it is tried again, doubling per failure
+    site: str = ""  # where workers run (a data centre, a lab): the first part of a worker's identity
     db_connect_timeout: float = 10.0  # seconds to open a PostgreSQL connection
     db_statement_timeout: float = 300.0  # longest PostgreSQL statement, seconds (0: no limit)
     db_idle_transaction_timeout: float = 60.0  # PostgreSQL ends a session idle this long inside a transaction

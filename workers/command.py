@@ -50,6 +50,12 @@ def register(subparsers) -> None:
     r.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
     r.add_argument("--max-seconds", type=float, default=None, help="give up after this long (exit 1)")
     r.set_defaults(func=cmd_grid_run)
+    h = actions.add_parser("health", help="a worker's health: exit 1 when it quarantined itself (failed "
+                                          "OBOOK_QUARANTINE_FAILURES units in a row), 0 when healthy")
+    h.add_argument("--worker", default=None, metavar="ID", help="the worker's identity (its log's first lines)")
+    h.add_argument("--host", default=None, help="the newest worker of this host (default: this machine)")
+    h.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
+    h.set_defaults(func=cmd_grid_health, broker=None)
     p.set_defaults(func=lambda _args: p.print_help() or 2)
 
     w = subparsers.add_parser("worker", help="start a grid worker (Celery) that plays games of any book")
@@ -127,6 +133,15 @@ def cmd_grid_run(args) -> int:
         return 1
     print(f"done: book {book.name!r} has {final.finished} {unit}s done, confirmed on disk")
     return 0
+
+
+def cmd_grid_health(args) -> int:
+    from obook.grid.health import worker_health  # lazy: as the other commands' modules
+
+    _environment(args)
+    health = worker_health(open_book_store(settings().database_url), worker_id=args.worker, host=args.host)
+    print(health.line())
+    return 0 if health.healthy else 1
 
 
 def _retrying_store_errors(start, log, attempts: int = 6):

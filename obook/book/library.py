@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from obook.book.backup import computed_figures, load_nodes, write_back_up
 from obook.book.keys import (ENGINE_VERSION, BookGameError, Scores, Stats, game_outcome, opening_record, require_engine,
                              require_keys)
-from obook.book.kinds import is_search_valued
+from obook.book.kinds import book_kind, is_search_valued
 from obook.book.lookup import book_lookup, minimax_lookup, replay_moves
 from obook.book.rules import ALGORITHMS, MVBM, THRESHOLDS, has_threshold
 from obook.config import settings
@@ -18,6 +18,7 @@ from obook.errors import ObookError
 from obook.go.vertex import split_moves
 from obook.search.config import SearchConfig
 from obook.search.provenance import engine_differences, knowledge_digest
+from obook.store import jobs
 from obook.store.books import BookInfo, BookNotFound, create_book, find_book, get_book, lock_book, set_book_engine
 from obook.store.db import Store, StoreError, open_store
 from obook.store.faults import kill_point
@@ -312,3 +313,11 @@ def verify_minimax(store: Store, book: BookInfo, repair: bool = False) -> Minima
             set_done_counter(conn, book.id, counted)
     return MinimaxVerification(len(nodes), sum(len(n.edges) for n in nodes.values()), differences, dangling,
                                repair and (bool(differences) or counted != counter), counted, counter)
+
+
+def retry_set_aside(store: Store, book: BookInfo, unit_ids: list[int] | None = None) -> list[int]:
+    """Put the book's set-aside units (games or expansions; or those of ``unit_ids``) back to work
+    (``obook verify --retry-set-aside``): open again, their failures forgotten, for the embedded
+    build or the grid's driver to take up. Their ids."""
+    with store.write() as conn:
+        return jobs.retry_set_aside(conn, book_kind(book).jobs, book.id, unit_ids)

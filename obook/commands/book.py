@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from obook.book.rules import ALGORITHMS, is_sampling
+from obook.errors import ObookError
 
 
 def _db(parser: argparse.ArgumentParser) -> None:
@@ -93,8 +94,25 @@ def register(subparsers) -> None:
     p.add_argument("--book", required=True, help="name of the book to check")
     p.add_argument("--repair", action="store_true",
                    help="replace the statistics by the recomputed ones (exit 0 when everything is repaired)")
+    p.add_argument("--retry-set-aside", action="store_true",
+                   help="put the book's set-aside games or expansions back to work (their failures forgotten), "
+                        "then verify; `obook build` or `obook grid run` takes them up")
     _db(p)
     p.set_defaults(func=cmd_verify)
+
+    p = subparsers.add_parser("audit", help="what a worker wrote to a book between two times, and its revert; "
+                                            "without --worker, the workers the store knows")
+    p.add_argument("--book", default=None, help="the book (required with --worker)")
+    p.add_argument("--worker", default=None, metavar="ID",
+                   help="the worker's identity (SITE:HOST:PID:STARTED:ENGINE, from `obook audit` or its log)")
+    p.add_argument("--since", default=None, metavar="TIME", help="ISO 8601 (UTC unless it names a zone; default: ever)")
+    p.add_argument("--until", default=None, metavar="TIME", help="ISO 8601 (default: now)")
+    p.add_argument("--revert", action="store_true",
+                   help="abandon the games it wrote moves of or finished in the window and recount the statistics "
+                        "(`obook build` / `obook grid run` then play new ones in their place); a minimax book: take its "
+                        "expansions out of the book and schedule them again")
+    _db(p)
+    p.set_defaults(func=cmd_audit)
 
     p = subparsers.add_parser("books", help="list the books of a store")
     _db(p)
@@ -105,6 +123,53 @@ def register(subparsers) -> None:
                    help="upgrade: bring the schema to this obook's; current: show the schema's revision")
     _db(p)
     p.set_defaults(func=cmd_db)
+
+
+def cmd_audit(args) -> int:
+    import datetime as dt
+
+    from obook.book.audit import as_text, audit, parse_time, revert_expansions, revert_games
+
+    store = _store(args)
+    if args.worker is None:
+        if args.revert:
+            raise ObookError("--revert needs --worker and --book")
+        from obook.store.workers import worker_records
+
+        with store.read() as conn:
+            records = worker_records(conn, limit=200)
+        for r in records:
+            state = f"QUARANTINED {r['quarantined_at']:%Y-%m-%d %H:%M:%S}: {r['quarantine_reason']}" \
+                if r["quarantined_at"] else "healthy"
+            print(f"{r['id']}  {r['kind']}  first seen {r['first_seen']:%Y-%m-%d %H:%M:%S}  last seen "
+                  f"{r['last_seen']:%Y-%m-%d %H:%M:%S}  {r['units_done']} done  {r['failures']} failures  {state}")
+        if not records:
+            print("no worker has written to this store yet")
+        return 0
+    if args.book is None:
+        raise ObookError("--worker needs --book")
+    book = _keyed_book(store, args.book, "audit it")
+    since = parse_time(args.since, "--since") if args.since else dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+    until = parse_time(args.until, "--until") if args.until else dt.datetime.now(dt.timezone.utc)
+    found = audit(store, book, args.worker, since, until)
+    for line in as_text(found):
+        print(line)
+    if not args.revert:
+        return 0
+    if found.expansions:
+        reverted, again, kept = revert_expansions(store, book, found)
+        print(f"reverted: {len(reverted)} expansions taken out of the book"
+              + (f" ({', '.join(map(str, reverted[:50]))})" if reverted else "")
+              + f", {len(again)} of them scheduled again (the others' nodes left the book with them); "
+              "the book backed up from scratch")
+        for job_id, why in kept:
+            print(f"  expansion {job_id} kept: {why}")
+        return 1 if kept else 0
+    abandoned = revert_games(store, book, found)
+    print(f"reverted: {len(abandoned)} games abandoned"
+          + (f" ({', '.join(map(str, abandoned[:50]))})" if abandoned else "")
+          + "; statistics recounted from the finished games left")
+    return 0
 
 
 def _store(args, create: bool = False):
@@ -383,6 +448,14 @@ def cmd_verify(args) -> int:
 
     store = _store(args)
     book = _keyed_book(store, args.book, "repair it" if args.repair else "verify it")
+    if args.retry_set_aside:
+        from obook.book.library import retry_set_aside
+
+        back = retry_set_aside(store, book)
+        unit = "expansion" if is_search_valued(book) else "game"
+        print(f"book {book.name!r}: {len(back)} set-aside {unit}(s) put back to work"
+              + (f" ({', '.join(map(str, back[:20]))}{', ...' if len(back) > 20 else ''})" if back else "")
+              + (f"; run `obook build` or `obook grid run` for the book to take them up" if back else ""))
     if is_search_valued(book):
         return _verify_minimax(store, book, args.repair)
     result = verify(store, book, repair=args.repair)

@@ -6,7 +6,8 @@ is read from the store at each step, the same for every kind of unit.
 
 - **How many units are in flight.** As many as there are live grid workers (worker processes whose
   heartbeat is recent) plus a margin, so that a worker finishing a slice finds the next unit waiting.
-  No number of machines is configured: workers come and go and the count follows. Units are created
+  No number of machines is configured: workers come and go and the count follows; a quarantined
+  worker (``obook.store.workers``) is not counted. Units are created
   by the kind's ``top_up`` (new games; the next expansions to schedule), which never lets done plus
   open units exceed the target.
 - **Which units are sent.** An open unit whose lease is free or expired (its worker vanished, or
@@ -47,7 +48,7 @@ from obook.grid.slices import TOKEN_PREFIX, new_token
 from obook.store import jobs
 from obook.store.books import get_book
 from obook.store.db import Store, StoreError
-from obook.store.workers import live_workers
+from obook.store.workers import live_workers, quarantined_workers
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +122,11 @@ class Driver:
         self.kind = book_kind(self.book)
 
     def live_workers(self) -> int:
+        """Grid worker processes heard from lately, those of quarantined workers not counted."""
         with self.store.read() as conn:
-            return sum(1 for w in live_workers(conn, self.plan.live_within) if w["kind"] == GRID_KIND)
+            quarantined = quarantined_workers(conn)
+            return sum(1 for w in live_workers(conn, self.plan.live_within)
+                       if w["kind"] == GRID_KIND and w["worker_id"] not in quarantined)
 
     def step(self) -> DriverStep:
         started = time.monotonic()

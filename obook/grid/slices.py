@@ -13,8 +13,11 @@ that token in the next message. So:
   driver sends the game again;
 - a killed worker leaves its own name on a lease that expires, and the driver sends the game again;
 - a slice that fails with any other error than a lost lease or the store's (an engine bug) counts
-  a failure on the unit and gives it back at once (``Lease.fail``); after
-  ``OBOOK_MAX_GAME_FAILURES`` the unit is set aside with its reason instead of being resent for ever;
+  a failure on the unit and on the worker and gives the unit back (``Lease.fail``), to be tried
+  again after a back-off (``OBOOK_RETRY_SECONDS``, doubling); after ``OBOOK_MAX_GAME_FAILURES``
+  failures on ``OBOOK_SET_ASIDE_WORKERS`` different workers the unit is set aside with its reason
+  instead of being resent for ever; a worker that fails ``OBOOK_QUARANTINE_FAILURES`` units in a
+  row is quarantined (``grid_lease``: the grid's rules, set on a pool process's lease);
 - a slice lasts ``slice_seconds`` plus at most one move, far below the visibility timeout; told to
   stop (a warm shutdown), it stores the move it is playing and at most the next one, already
   counted as started, then hands the game on.
@@ -27,6 +30,8 @@ import os
 import time
 from typing import Callable
 
+from obook.config import settings
+from obook.errors import ObookError
 from obook.store.db import StoreError
 from obook.store.faults import check_poison, clock_offset, kill_point
 from obook.store.leases import Lease, LeaseLost
@@ -47,6 +52,21 @@ def new_token() -> str:
 
 
 HandOn = Callable[[int, str], None]  # send (unit id, token) to the next task
+
+
+def grid_lease(lease: Lease, worker_id: str) -> Lease:
+    """Give a grid pool process's lease the grid's rules on failures: its worker's identity (the
+    ``obook worker`` it belongs to, shared by its pool processes), set-aside only after failures on
+    ``OBOOK_SET_ASIDE_WORKERS`` different workers, quarantine at ``OBOOK_QUARANTINE_FAILURES``
+    failures in a row."""
+    s = settings()
+    if s.set_aside_workers < 1 or s.quarantine_failures < 1:
+        raise ObookError(f"OBOOK_SET_ASIDE_WORKERS ({s.set_aside_workers}) and OBOOK_QUARANTINE_FAILURES "
+                         f"({s.quarantine_failures}) must be at least 1")
+    lease.worker_id = worker_id
+    lease.min_workers = s.set_aside_workers
+    lease.quarantine_after = s.quarantine_failures
+    return lease
 
 
 def play_slice(worker, unit_id: int, token: str | None, slice_seconds: float, hand_on: HandOn,
@@ -92,6 +112,8 @@ def fail_unit(lease: Lease, unit: str, unit_id: int, exc: BaseException) -> str:
         return FAILED
     if status == SET_ASIDE:
         log.error("%s %d set aside after repeated failures: %s", unit, unit_id, reason)
+    if lease.quarantined:
+        log.error("worker %s quarantined: %s; it takes no more work", lease.worker_id, lease.quarantined)
     return FAILED
 
 

@@ -7,6 +7,8 @@ only and off unless its environment variable is set:
 - ``OBOOK_TEST_POISON_UNIT`` (``KIND:ID``, ``game:12`` or ``expansion:3``): working on that unit
   raises ``PoisonedUnit``, as an engine bug would (``check_poison`` is called before each step of
   a unit, a game's move or an expansion, by the build and the grid).
+- ``OBOOK_TEST_FAIL_ALL`` (``1``): working on any unit raises ``PoisonedUnit`` in this process, as
+  a broken worker (a bad machine, a broken install) would: every unit it takes fails.
 - ``OBOOK_TEST_KILL_AT`` (``POINT:N``): the N-th time this process passes the code point ``POINT``
   (``kill_point``), it kills itself with SIGKILL, as a preempted machine would die there. The
   points (``KILL_POINTS``): ``after_append`` (a move stored), ``after_stage`` (an expansion's
@@ -46,6 +48,8 @@ def clock_offset() -> float:
 
 
 def check_poison(unit: str, unit_id: int) -> None:
+    if os.environ.get("OBOOK_TEST_FAIL_ALL", "") not in ("", "0"):
+        raise PoisonedUnit(f"test hook OBOOK_TEST_FAIL_ALL: this worker fails every unit ({unit} {unit_id})")
     value = os.environ.get("OBOOK_TEST_POISON_UNIT", "")
     if value and value.strip() == f"{unit}:{unit_id}":
         raise PoisonedUnit(f"test hook OBOOK_TEST_POISON_UNIT: {unit} {unit_id} is poison")

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, func, literal, literal_column, select, tuple_, update
 
 from obook.store.books import lock_book
-from obook.store.db import as_utc, db_time, synchronous_commit, to_signed
-from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game, utcnow
+from obook.store.db import as_utc, db_time, dialect_insert, synchronous_commit, to_signed
+from obook.store.models import FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, Game, GameSlice, utcnow
 from obook.store.stats import add_stats
 
 GAMES = Game.__table__
+SLICES = GameSlice.__table__
 
 # ``ix_games_book_record`` indexes this many first characters of a finished game's moves (about 50
 # moves on 19x19, 65 on 9x9: a whole record would exceed PostgreSQL's index entry limit); a ``through``
@@ -133,9 +134,19 @@ def append_move(conn: Connection, game: GameRow, owner: str, vertex: str, origin
     return GameRow(**{**game.__dict__, "moves": moves, "origins": game.origins + origin, "updated_at": as_utc(updated)})
 
 
+def record_slice(conn: Connection, game_id: int, first_move: int, worker_id: str) -> None:
+    """``worker_id`` writes ``game_id``'s moves from ``first_move`` (1-based) on (``game_slices``); a
+    move number written again (a slice lost with its worker) is the new writer's."""
+    conn.execute(dialect_insert(conn)(SLICES).values(game_id=game_id, first_move=first_move, worker_id=worker_id,
+                                                     written_at=db_time(conn)).on_conflict_do_update(
+        index_elements=[SLICES.c.game_id, SLICES.c.first_move],
+        set_={"worker_id": worker_id, "written_at": db_time(conn)}))
+
+
 def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str, winner: str | None,
                 score: float | None, stats: dict[tuple[int, int], tuple[int, int, int]],
-                status: str = FINISHED, scores: dict[tuple[int, int], tuple[int, float]] | None = None) -> bool:
+                status: str = FINISHED, scores: dict[tuple[int, int], tuple[int, float]] | None = None,
+                finished_by: str | None = None) -> bool:
     """Close ``game`` (as read, with exactly its moves) and add its statistics (``scores``: its
     final score per position, ``obook.book.keys.opening_record``), in the caller's
     transaction, which commits synchronously (``synchronous_commit``: a grid worker's moves do not
@@ -148,7 +159,7 @@ def finish_game(conn: Connection, game: GameRow, owner: str | None, result: str,
     now = db_time(conn)  # not the caller's clock: a worker's clock minutes off would misdate the book's rates
     done = conn.execute(update(GAMES).where(*guard).values(
         status=status, result=result, winner=winner, score=score, finished_at=now, updated_at=now,
-        lease_owner=None, lease_until=None))
+        lease_owner=None, lease_until=None, finished_by=finished_by))
     if done.rowcount != 1:
         return False
     if status == FINISHED:

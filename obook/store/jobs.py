@@ -11,8 +11,11 @@ an engine bug, a poison unit), with the reason of its last failure. Its lease mo
 - ``renew``: the owner keeps it while it works; ``pass_lease``: from its owner to a successor
   (a grid task's token and back, which is how a unit travels between tasks); ``release``: give
   it back untouched;
-- ``record_failure``: count a failure, free the lease so that the unit is tried again at once,
-  and set it aside at the limit;
+- ``record_failure``: count a failure and the worker it failed on (``failed_by``), free the lease
+  and keep the unit from everyone for a back-off (``retry_seconds``, doubling with each failure:
+  nobody's lease until then), and set it aside at the limit, which on the grid also needs failures
+  on ``min_workers`` different workers, so that one broken worker cannot set healthy units aside;
+  ``retry_set_aside`` puts set-aside units back;
 - the kind's own write that closes it (``finish_game``, ``stage_result``) is guarded by the
   owner in the same way.
 
@@ -123,28 +126,62 @@ def release(conn: Connection, jobs: JobTable, unit_id: int, owner: str) -> None:
         lease_owner=None, lease_until=None))
 
 
+RETRY_LONGEST = 300.0  # the longest back-off of a failed unit, seconds
+
+
 def record_failure(conn: Connection, jobs: JobTable, unit_id: int, owner: str, reason: str,
-                   max_failures: int) -> str | None:
-    """Count one failed attempt at ``unit_id`` (held by ``owner``) and free its lease so that it is
-    tried again at once; at ``max_failures`` the unit is set aside with ``reason``. The unit's
-    status now (open or set aside); None when ``owner`` no longer held it (nothing written)."""
+                   max_failures: int, worker_id: str | None = None, min_workers: int = 1,
+                   retry_seconds: float = 0.0) -> str | None:
+    """Count one failed attempt at ``unit_id`` (held by ``owner``, a process of worker
+    ``worker_id``) and free its lease; it is tried again after ``retry_seconds`` times 2 to the
+    failures before this one (at most ``RETRY_LONGEST``): until then its lease is nobody's. At
+    ``max_failures`` failures on at least ``min_workers`` different workers (``failed_by``) the unit
+    is set aside with ``reason``. The unit's status now (open or set aside); None when ``owner`` no
+    longer held it (nothing written)."""
     t = jobs.table
-    result = conn.execute(update(t).where(t.c.id == unit_id, t.c.lease_owner == owner, t.c.status == jobs.open)
-                          .values(failures=t.c.failures + 1, failure=reason[:2000], lease_owner=None,
-                                  lease_until=None,
-                                  status=case((t.c.failures + 1 >= max_failures, SET_ASIDE), else_=t.c.status),
-                                  **({"updated_at": db_time(conn)} if "updated_at" in t.c else {})))
+    mine = [t.c.id == unit_id, t.c.lease_owner == owner, t.c.status == jobs.open]
+    pick = select(t.c.failures, t.c.failed_by).where(*mine)
+    if conn.dialect.name == "postgresql":
+        pick = pick.with_for_update()
+    row = conn.execute(pick).first()
+    if row is None:
+        return None
+    failures = row.failures + 1
+    failed_by = [w for w in row.failed_by.split("\n") if w]
+    if worker_id and worker_id not in failed_by:
+        failed_by.append(worker_id)
+    aside = failures >= max_failures and len(failed_by) >= min_workers
+    wait = min(retry_seconds * 2 ** (failures - 1), RETRY_LONGEST) if retry_seconds > 0 else 0.0
+    result = conn.execute(update(t).where(*mine).values(
+        failures=failures, failure=reason[:2000], failed_by="\n".join(failed_by[-20:]), lease_owner=None,
+        lease_until=db_time(conn, wait) if wait > 0 and not aside else None,
+        status=SET_ASIDE if aside else t.c.status,
+        **({"updated_at": db_time(conn)} if "updated_at" in t.c else {})))
     if result.rowcount != 1:
         return None
-    return conn.execute(select(t.c.status).where(t.c.id == unit_id)).scalar_one()
+    return SET_ASIDE if aside else jobs.open
+
+
+def retry_set_aside(conn: Connection, jobs: JobTable, book_id: int, unit_ids: list[int] | None = None) -> list[int]:
+    """Put a book's set-aside units (or those of ``unit_ids``) back to work: open, their failures
+    and the workers they failed on forgotten (the last reason is kept for reference). Their ids."""
+    t = jobs.table
+    where = [*jobs.in_book(book_id), t.c.status == SET_ASIDE]
+    if unit_ids is not None:
+        where.append(t.c.id.in_(unit_ids))
+    ids = [r[0] for r in conn.execute(select(t.c.id).where(*where).order_by(t.c.id))]
+    if ids:
+        conn.execute(update(t).where(t.c.id.in_(ids), t.c.status == SET_ASIDE).values(
+            status=jobs.open, failures=0, failed_by="", lease_owner=None, lease_until=None))
+    return ids
 
 
 def in_flight(conn: Connection, jobs: JobTable, book_id: int) -> list[tuple[int, str | None, bool]]:
     """(id, lease owner, whether its lease is free or expired by the database's clock) of every
-    open unit of a book, in the kind's order: what a driver may have to send."""
+    open unit of a book, in the kind's order: what a driver may have to send. A failed unit's
+    back-off (no owner, a lease until its retry) is not expired until then."""
     t = jobs.table
-    expired = case((or_(t.c.lease_owner.is_(None), t.c.lease_until.is_(None), t.c.lease_until < db_time(conn)),
-                    True), else_=False)
+    expired = case((or_(t.c.lease_until.is_(None), t.c.lease_until < db_time(conn)), True), else_=False)
     rows = conn.execute(select(t.c.id, t.c.lease_owner, expired).where(
         *jobs.in_book(book_id), t.c.status == jobs.open).order_by(*jobs.order))
     return [(i, o, bool(e)) for i, o, e in rows]
@@ -177,7 +214,8 @@ def counts(conn: Connection, jobs: JobTable, book_id: int) -> UnitCounts:
         by_status[jobs.done] = conn.execute(select(jobs.done_count).where(
             jobs.done_count.table.c.id == book_id)).scalar_one_or_none() or 0
     leased = conn.execute(select(func.count()).select_from(t).where(
-        *jobs.in_book(book_id), t.c.status == jobs.open, t.c.lease_until >= db_time(conn))).scalar_one()
+        *jobs.in_book(book_id), t.c.status == jobs.open, t.c.lease_owner.is_not(None),
+        t.c.lease_until >= db_time(conn))).scalar_one()
     return UnitCounts(by_status.get(jobs.done, 0), by_status.get(jobs.open, 0), by_status.get(SET_ASIDE, 0), leased)
 
 

@@ -12,6 +12,15 @@ expansion's (its commit).
 
 The worker's heartbeat (``workers`` row: who it is, which unit and moves it is on) is written here
 only, in the transaction of the write it reports. A token is no worker: its lease has no heartbeat.
+
+Failures are charged to the worker too (``obook.store.workers``): ``fail`` counts the unit's
+failure with the worker's identity (``worker_id``) on the unit and on the worker's record, in one
+transaction. A unit is set aside at ``OBOOK_MAX_GAME_FAILURES`` failures on ``min_workers``
+different workers (``OBOOK_SET_ASIDE_WORKERS`` on the grid; 1 for an embedded build, whose
+processes are one machine's); a worker with ``quarantine_after`` (the grid's:
+``OBOOK_QUARANTINE_FAILURES``) that fails that many units in a row is quarantined (``quarantined``
+says why); a unit finished, committed or handed on after a failure ends the worker's run of
+failures.
 """
 
 from __future__ import annotations
@@ -31,12 +40,13 @@ from obook.store import jobs
 from obook.store.books import lock_book, try_lock_book
 from obook.store.db import Store
 from obook.store.faults import kill_point
-from obook.store.games import GameRow, append_move, count_search, finish_game, get_game
+from obook.store.games import GameRow, append_move, count_search, finish_game, get_game, record_slice
 from obook.store.minimax import (BackUp, ExpansionRow, StagedResult, apply_staged, expansion_state, get_expansion,
                                  is_staged, stage_result)
 from obook.store.models import ABANDONED, DONE
 from obook.store.stats import ReadRows, rows_reader
-from obook.store.workers import heartbeat, remove_worker
+from obook.store.workers import (charge_failure, credit_work, heartbeat, quarantine_reason, register_worker,
+                                 remove_worker, worker_identity)
 
 T = TypeVar("T")
 Row = TypeVar("Row", GameRow, ExpansionRow)
@@ -60,13 +70,23 @@ class Lease(Generic[Row]):
     jobs: jobs.JobTable
 
     def __init__(self, store: Store, owner: str, lease_seconds: float, kind: str | None = "local",
-                 engine_version: str = "", heartbeat_seconds: float = 0.0):
+                 engine_version: str = "", heartbeat_seconds: float = 0.0, worker_id: str | None = None,
+                 min_workers: int = 1, quarantine_after: int | None = None):
         self.store = store
         self.owner = owner
         self.lease_seconds = lease_seconds
         self.kind = kind
         self.engine_version = engine_version
         self.heartbeat_seconds = heartbeat_seconds
+        # the worker's identity (None for a token): this process's unless given (a grid pool
+        # process is its ``obook worker``'s)
+        self.worker_id = worker_id if worker_id is not None or kind is None else worker_identity(engine_version)
+        self.min_workers = max(1, min_workers)
+        self.quarantine_after = quarantine_after
+        self.quarantined: str | None = None  # why this worker is quarantined (set by ``fail``, ``check_quarantine``)
+        self._registered = False
+        self._failed_since_work = False  # a failure since this process last worked a unit without error
+        self._writing: tuple[int, int] | None = None  # (game, its moves) after this lease's last move stored
         self._last_beat = -math.inf  # the first progress is always reported
 
     def read(self, conn: Connection, unit_id: int) -> Row | None:
@@ -86,6 +106,7 @@ class Lease(Generic[Row]):
                 taken = jobs.claim(conn, self.jobs, book_id, self.owner, self.lease_seconds, unit_id)
             unit = self.read(conn, taken) if taken is not None else None
             if unit is not None:
+                self._register(conn)
                 self._beat(conn, unit)
         return unit
 
@@ -99,6 +120,7 @@ class Lease(Generic[Row]):
         with self.store.write() as conn:
             if not jobs.pass_lease(conn, self.jobs, unit_id, self.owner, successor, self.lease_seconds):
                 return False
+            self._worked(conn, done=0)
             self._beat(conn)
         return True
 
@@ -116,14 +138,42 @@ class Lease(Generic[Row]):
 
     def fail(self, unit_id: int, reason: str, max_failures: int | None = None) -> str | None:
         """Count a failed attempt at ``unit_id`` (an error that is neither a lost lease nor the
-        database's) and give it back; after ``max_failures`` (``OBOOK_MAX_GAME_FAILURES``) it is
-        set aside. The unit's status now, or None when it was no longer ours."""
-        limit = max_failures if max_failures is not None else settings().max_game_failures
+        database's) on the unit and on this worker, and give it back (tried again after a back-off,
+        ``OBOOK_RETRY_SECONDS`` doubling); after ``max_failures`` (``OBOOK_MAX_GAME_FAILURES``) on
+        ``min_workers`` different workers it is set aside. The unit's status now, or None when it
+        was no longer ours. At ``quarantine_after`` failures in a row, ``quarantined`` says why."""
+        s = settings()
+        limit = max_failures if max_failures is not None else s.max_game_failures
         with self.store.write() as conn:
-            status = jobs.record_failure(conn, self.jobs, unit_id, self.owner, reason, max(1, limit))
+            status = jobs.record_failure(conn, self.jobs, unit_id, self.owner, reason, max(1, limit),
+                                         worker_id=self.worker_id, min_workers=self.min_workers,
+                                         retry_seconds=s.retry_seconds)
             if status is not None:
+                if self.worker_id is not None:
+                    self.quarantined = charge_failure(conn, self.worker_id, self.kind or "local",
+                                                      f"{self.jobs.name} {unit_id}: {reason}", self.quarantine_after)
+                    self._failed_since_work = True
                 self._beat(conn)
         return status
+
+    def check_quarantine(self) -> str | None:
+        """Why this worker is quarantined (by this process or another of the same worker), or None."""
+        if self.quarantined is None and self.worker_id is not None:
+            with self.store.read() as conn:
+                self.quarantined = quarantine_reason(conn, self.worker_id)
+        return self.quarantined
+
+    def _register(self, conn: Connection) -> None:
+        if not self._registered and self.worker_id is not None:
+            register_worker(conn, self.worker_id, self.kind or "local")
+            self._registered = True
+
+    def _worked(self, conn: Connection, done: int) -> None:
+        """A unit finished (``done``) or a slice handed on without error: credited to the worker, whose
+        run of failures ends (a hand-on writes only after a failure of this process)."""
+        if self.worker_id is not None and (done or self._failed_since_work):
+            credit_work(conn, self.worker_id, done)
+            self._failed_since_work = False
 
     # ---- the worker ----------------------------------------------------------------------------
 
@@ -143,7 +193,7 @@ class Lease(Generic[Row]):
         where = ({"book_id": unit.book_id, "game_id": unit.id, "moves": " ".join(unit.moves)} if unit is not None
                  else {"game_id": None, "moves": ""})
         heartbeat(conn, self.owner, host=socket.gethostname(), pid=os.getpid(), kind=self.kind,
-                  engine_version=self.engine_version, **where)
+                  engine_version=self.engine_version, worker_id=self.worker_id, **where)
 
     def _beat_now(self, conn: Connection, unit: Row) -> None:
         """A heartbeat with ``unit``'s progress, at most every ``heartbeat_seconds``."""
@@ -177,12 +227,18 @@ class GameLease(Lease[GameRow]):
         """Store one more move of ``game`` (as it was read) and renew the lease. With ``next_pick``
         the same round trip prepares the next move as ``start_move`` does: (game as stored now, the
         book's next move or None when its search is counted)."""
-        with self.store.statements() as conn:  # each statement is guarded on its own: no transaction needed
+        first = self.worker_id is not None and self._writing != (game.id, game.n_moves)
+        # each statement is guarded on its own: no transaction needed, except for a slice's first move,
+        # stored with its writer (game_slices) in one transaction
+        with (self.store.write() if first else self.store.statements()) as conn:
             pick = next_pick(rows_reader(conn, game.book_id)) if next_pick is not None else None
             stored = append_move(conn, game, self.owner, vertex, origin, self.lease_seconds,
                                  count_search=next_pick is not None and pick is None)
             if stored is None:
                 raise LeaseLost(f"game {game.id}: changed by another player before move {game.n_moves + 1}")
+            if first:
+                record_slice(conn, game.id, game.n_moves + 1, self.worker_id)
+            self._writing = (game.id, game.n_moves + 1)
             self._beat_now(conn, stored)
         kill_point("after_append")
         return stored, pick
@@ -195,7 +251,10 @@ class GameLease(Lease[GameRow]):
         """Close ``game`` (as read) and add its statistics (and ``scores``), once: ``LeaseLost`` when
         it was already closed or is no longer ours."""
         with self.store.write() as conn:
-            done = finish_game(conn, game, self.owner, result, winner, score, stats, scores=scores)
+            done = finish_game(conn, game, self.owner, result, winner, score, stats, scores=scores,
+                               finished_by=self.worker_id)
+            if done:
+                self._worked(conn, done=1)
             self._beat(conn)
             kill_point("before_finish_commit")
         kill_point("after_finish_commit")
@@ -227,7 +286,9 @@ class ExpansionLease(Lease[ExpansionRow]):
         before applying it), that one is applied. ``LeaseLost`` when the expansion is no longer ours
         and not done."""
         with self.store.write() as conn:
-            staged = stage_result(conn, job, self.owner, result)
+            staged = stage_result(conn, job, self.owner, result, worker_id=self.worker_id)
+            if staged:
+                self._worked(conn, done=1)
             self._beat(conn)  # idle from now on: written before the lock, which it need not wait for
             alone = try_lock_book(conn, job.book_id)  # nobody applies now: apply in this transaction
             if alone:

@@ -408,17 +408,19 @@ class NewEdge:
 _INSERT_NODE = NODES.insert()
 _INSERT_EDGE = EDGES.insert()
 _MARK_DONE = update(JOBS).where(JOBS.c.id.in_(bindparam("ids", expanding=True))).values(
-    status=DONE, done_at=bindparam("now"), lease_owner=None, lease_until=None)
+    status=DONE, done_at=bindparam("now"), lease_owner=None, lease_until=None,
+    done_by=select(RESULTS.c.worker_id).where(RESULTS.c.job_id == JOBS.c.id).scalar_subquery())
 _COUNT_DONE = update(BOOKS).where(BOOKS.c.id == bindparam("book")).values(
     expansions_done=BOOKS.c.expansions_done + bindparam("applied"))
 _UNSTAGE = delete(RESULTS).where(RESULTS.c.job_id.in_(bindparam("ids", expanding=True)))
 
 
-def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool, seq: int) -> None:
+def _write_search(conn: Connection, book_id: int, s: SearchedNode, exists: bool, seq: int,
+                  searched_by: str | None = None) -> None:
     """The search's rows; its figures (value, bounds, own value) are the back-up's to write."""
     values = dict(policy=s.policy, searched_edges=s.searched_edges, excluded_prior=s.excluded_prior,
                   playouts=s.playouts, spec=s.spec, seed=to_signed(s.seed), engine_version=s.engine_version,
-                  searched_at=utcnow(), seq=seq)
+                  searched_at=utcnow(), seq=seq, searched_by=searched_by)
     if s.play_policy is not None:
         values["play_policy"] = s.play_policy
     if s.score_mean is not None:
@@ -453,12 +455,14 @@ class StagedResult:
                    SearchedNode(**parts["child"]) if parts["child"] else None)
 
 
-def stage_result(conn: Connection, job: ExpansionRow, owner: str, result: StagedResult) -> bool:
+def stage_result(conn: Connection, job: ExpansionRow, owner: str, result: StagedResult,
+                 worker_id: str | None = None) -> bool:
     """Stage ``result`` as ``job``'s while ``owner`` holds its lease and it is pending: one
     statement, no lock, so that workers stage at once. False, and nothing written, when the job is
     not ours, is no longer pending, or has a result staged already (a late or repeated delivery)."""
     staged = conn.execute(_stage_statement(conn.dialect.name), {
-        "job": job.id, "book": job.book_id, "owner": owner, "now": utcnow(), "result": result.to_json()}).first()
+        "job": job.id, "book": job.book_id, "owner": owner, "worker": worker_id, "now": utcnow(),
+        "result": result.to_json()}).first()
     return staged is not None
 
 
@@ -468,9 +472,10 @@ def _stage_statement(dialect: str):
     mine = select(JOBS.c.id).where(JOBS.c.id == bindparam("job"), JOBS.c.lease_owner == bindparam("owner"),
                                    JOBS.c.status == PENDING)
     return dialect_insert(dialect)(RESULTS).from_select(
-        ["job_id", "book_id", "owner", "staged_at", "result"],
+        ["job_id", "book_id", "owner", "worker_id", "staged_at", "result"],
         select(mine.scalar_subquery(), bindparam("book", type_=RESULTS.c.book_id.type),
-               bindparam("owner", type_=RESULTS.c.owner.type), bindparam("now", type_=RESULTS.c.staged_at.type),
+               bindparam("owner", type_=RESULTS.c.owner.type), bindparam("worker", type_=RESULTS.c.worker_id.type),
+               bindparam("now", type_=RESULTS.c.staged_at.type),
                bindparam("result", type_=RESULTS.c.result.type)).where(mine.exists())).on_conflict_do_nothing(
         index_elements=[RESULTS.c.job_id]).returning(RESULTS.c.job_id)
 
@@ -495,7 +500,8 @@ def is_staged(conn: Connection, job_id: int) -> bool:
     return conn.execute(select(RESULTS.c.job_id).where(RESULTS.c.job_id == job_id)).first() is not None
 
 
-_STAGED = select(RESULTS.c.job_id, RESULTS.c.result, JOBS.c.position_key, JOBS.c.generation, JOBS.c.status).join(
+_STAGED = select(RESULTS.c.job_id, RESULTS.c.result, JOBS.c.position_key, JOBS.c.generation, JOBS.c.status,
+                RESULTS.c.worker_id).join(
     JOBS, JOBS.c.id == RESULTS.c.job_id).where(RESULTS.c.book_id == bindparam("book")).order_by(RESULTS.c.job_id)
 
 
@@ -523,10 +529,11 @@ def apply_staged(conn: Connection, book_id: int, back_up: BackUp, locked: bool =
         return []
     seq = last_change(conn, book_id) + 1  # one change for every result applied here
     applied, changed = [], []
-    for job_id, text, key, generation, status in rows:
+    for job_id, text, key, generation, status, worker_id in rows:
         if status != PENDING:
             continue
-        changed.extend(_store_result(conn, book_id, to_unsigned(key), generation, StagedResult.from_json(text), seq))
+        changed.extend(_store_result(conn, book_id, to_unsigned(key), generation, StagedResult.from_json(text), seq,
+                                     job_id, worker_id))
         applied.append(job_id)
     if applied:
         conn.execute(_MARK_DONE, {"ids": applied, "now": utcnow()})
@@ -537,7 +544,7 @@ def apply_staged(conn: Connection, book_id: int, back_up: BackUp, locked: bool =
 
 
 def _store_result(conn: Connection, book_id: int, key: int, generation: int, result: StagedResult,
-                  seq: int) -> list[int]:
+                  seq: int, job_id: int | None = None, worker_id: str | None = None) -> list[int]:
     """Write one result (``apply_staged``'s rules); the nodes it changed."""
     parent, edge, child = result.parent, result.edge, result.child
     edges, exists, child_stored = conn.execute(_RESULT_STATE, {
@@ -547,13 +554,13 @@ def _store_result(conn: Connection, book_id: int, key: int, generation: int, res
         return []
     changed = [key]
     if parent is not None:
-        _write_search(conn, book_id, parent, exists, seq)
+        _write_search(conn, book_id, parent, exists, seq, worker_id)
     if child is not None and not child_stored:
-        _write_search(conn, book_id, child, False, seq)
+        _write_search(conn, book_id, child, False, seq, worker_id)
         changed.append(child.key)
     if edge is not None and not (child_stored and reaches(conn, book_id, edge.child_key, key)):
         conn.execute(_INSERT_EDGE, dict(book_id=book_id, parent_key=to_signed(key), move=edge.move,
-                                        child_key=to_signed(edge.child_key), prior=edge.prior))
+                                        child_key=to_signed(edge.child_key), prior=edge.prior, added_by=job_id))
         if parent is None:  # the parent's new search carries the change already
             conn.execute(_WRITE_FIGURES, dict(b_book=book_id, b_key=to_signed(key), seq=seq))
     return changed
@@ -567,3 +574,52 @@ def _count_rows(table, key_column, key: str):
 # a result's node: its edges now, whether it is stored, whether the child is
 _RESULT_STATE = select(_count_rows(EDGES, EDGES.c.parent_key, "key"), _count_rows(NODES, NODES.c.position_key, "key"),
                        _count_rows(NODES, NODES.c.position_key, "child"))
+
+
+def revert_expansion(conn: Connection, book_id: int, job_id: int, worker_id: str, seq: int) -> str | None:
+    """Take expansion ``job_id`` (done, with ``worker_id``'s result) out of the book, under the book's
+    lock held by the caller, and schedule it again: the edge it added is deleted, with its child
+    when the expansion created it and nothing else reaches it; its node's search, when it is
+    ``worker_id``'s, is dropped (``policy`` emptied and the expansion's named move forgotten: the
+    redo searches the node again and adds its best new move; meanwhile the node has no move
+    outside the book); the expansion is pending again, the book's count of
+    expansions done one less. The caller backs the book up afterwards. None when reverted, else why
+    not (nothing written): a later expansion of its node is done, or its child was expanded since
+    (revert those first: ``obook.book.audit`` goes newest first)."""
+    job = conn.execute(select(JOBS.c.position_key, JOBS.c.generation, JOBS.c.status, JOBS.c.done_by)
+                       .where(JOBS.c.id == job_id, JOBS.c.book_id == book_id)).first()
+    if job is None or job.status != DONE or job.done_by != worker_id:
+        return "not a done expansion of this worker"
+    key, generation = job.position_key, job.generation
+    later = conn.execute(select(func.count()).select_from(JOBS).where(
+        JOBS.c.book_id == book_id, JOBS.c.position_key == key, JOBS.c.generation > generation,
+        JOBS.c.status == DONE)).scalar_one()
+    if later:
+        return "a later expansion of its node is done"
+    edge = conn.execute(select(EDGES.c.move, EDGES.c.child_key).where(
+        EDGES.c.book_id == book_id, EDGES.c.parent_key == key, EDGES.c.added_by == job_id)).first()
+    if edge is not None:
+        child = edge.child_key
+        grown = conn.execute(select(func.count()).select_from(EDGES).where(
+            EDGES.c.book_id == book_id, EDGES.c.parent_key == child)).scalar_one()
+        if grown:
+            return f"its child {to_unsigned(child):016x} was expanded since"
+        conn.execute(delete(EDGES).where(EDGES.c.book_id == book_id, EDGES.c.parent_key == key,
+                                         EDGES.c.move == edge.move))
+        reached = conn.execute(select(func.count()).select_from(EDGES).where(
+            EDGES.c.book_id == book_id, EDGES.c.child_key == child)).scalar_one()
+        if not reached and child != key:  # nothing leads to it: its search was this expansion's
+            conn.execute(delete(JOBS).where(JOBS.c.book_id == book_id, JOBS.c.position_key == child,
+                                            JOBS.c.status != DONE))
+            conn.execute(delete(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == child))
+    dropped = conn.execute(update(NODES).where(
+        NODES.c.book_id == book_id, NODES.c.position_key == key, NODES.c.searched_by == worker_id).values(
+        policy="", searched_by=None, seq=seq)).rowcount
+    conn.execute(update(NODES).where(NODES.c.book_id == book_id, NODES.c.position_key == key).values(seq=seq))
+    # a dropped search is made again by the redo, which then adds its best new move (not a move named
+    # by the schedule from the dropped search)
+    conn.execute(update(JOBS).where(JOBS.c.id == job_id).values(
+        status=PENDING, done_by=None, done_at=None, lease_owner=None, lease_until=None, failures=0, failed_by="",
+        **({"move": None} if dropped else {})))
+    conn.execute(update(BOOKS).where(BOOKS.c.id == book_id).values(expansions_done=BOOKS.c.expansions_done - 1))
+    return None

@@ -17,6 +17,11 @@
   (``minimax``) book's DAG, its units of work and the results staged to be applied to it; see
   ``obook.store.minimax``.
 - ``workers``: heartbeats of whoever plays games (local processes or grid workers).
+- ``worker_records``: one row per worker identity (``obook.store.workers.worker_identity``), kept
+  after the worker stops: units it finished, its failures (in all, and in a row), and whether it
+  quarantined itself (``OBOOK_QUARANTINE_FAILURES`` failures in a row) and why. A unit's
+  ``failed_by`` lists the identities of the workers it failed on: on the grid it is set aside only
+  after failing on ``OBOOK_SET_ASIDE_WORKERS`` different workers.
 """
 
 from __future__ import annotations
@@ -115,6 +120,9 @@ class Game(Base):
     searches: Mapped[int] = mapped_column(Integer, default=0)  # mutation searches started (kept or lost)
     failures: Mapped[int] = mapped_column(Integer, default=0)  # times its play failed (not a lost lease)
     failure: Mapped[str | None] = mapped_column(Text, nullable=True)  # the last failure's reason
+    # the worker identities it failed on, one a line (at most a few: the set-aside rule needs two)
+    failed_by: Mapped[str] = mapped_column(Text, default="", server_default="")
+    finished_by: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the worker identity that finished it
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -148,8 +156,44 @@ class Worker(Base):
     book_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     game_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     moves: Mapped[str] = mapped_column(Text, default="")  # the sequence it is thinking about now
+    worker_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # its identity (worker_records)
     started_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     last_seen: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class GameSlice(Base):
+    """Who wrote a game's moves: one row each time a worker starts writing moves of a game (its
+    first move of a slice), kept after the finish: moves ``first_move`` (1-based) onwards, until the
+    next row's, are that worker's."""
+
+    __tablename__ = "game_slices"
+    __table_args__ = (Index("ix_game_slices_worker", "worker_id", "written_at"),)
+
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), primary_key=True)
+    first_move: Mapped[int] = mapped_column(Integer, primary_key=True)
+    worker_id: Mapped[str] = mapped_column(String(200))
+    written_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class WorkerRecord(Base):
+    """A worker's identity and its record, kept after it stops (heartbeats are not): what it finished,
+    what it failed, and whether it quarantined itself."""
+
+    __tablename__ = "worker_records"
+
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)  # site:host:pid:started:engine version
+    site: Mapped[str] = mapped_column(String(100), default="")
+    host: Mapped[str] = mapped_column(String(200), default="")
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    kind: Mapped[str] = mapped_column(String(20), default="local")
+    engine_version: Mapped[str] = mapped_column(String(100), default="")
+    first_seen: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    last_seen: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    units_done: Mapped[int] = mapped_column(Integer, default=0)  # games finished, expansions committed
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # units it failed, in all
+    failures_in_row: Mapped[int] = mapped_column(Integer, default=0)  # since its last unit worked without error
+    quarantined_at: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    quarantine_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 PENDING = "pending"
@@ -188,6 +232,7 @@ class MinimaxNode(Base):
     # the book's commit that last wrote this row (its search, edges or figures): a scheduler reads
     # what changed since the commit it saw last (obook.book.schedule), not the whole book
     seq: Mapped[int] = mapped_column(BigInteger, default=0)
+    searched_by: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the worker identity of its search
     # backed up by minimax over the DAG (obook.book.minimax.back_up), recomputed by obook verify
     value: Mapped[float] = mapped_column(Float)
     lcb: Mapped[float] = mapped_column(Float)
@@ -206,6 +251,7 @@ class MinimaxEdge(Base):
     move: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     child_key: Mapped[int] = mapped_column(BigInteger)
     prior: Mapped[float] = mapped_column(Float, default=0.0)  # the move's share of the parent's search visits
+    added_by: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the expansion that added it
 
 
 class Expansion(Base):
@@ -234,6 +280,8 @@ class Expansion(Base):
     # OBOOK_MAX_GAME_FAILURES it is set_aside with the reason of the last (as a game, obook.store.jobs)
     failures: Mapped[int] = mapped_column(Integer, default=0)
     failure: Mapped[str | None] = mapped_column(Text, nullable=True)
+    failed_by: Mapped[str] = mapped_column(Text, default="", server_default="")  # as games.failed_by
+    done_by: Mapped[str | None] = mapped_column(String(200), nullable=True)  # the worker identity whose result it is
     seed: Mapped[int] = mapped_column(BigInteger, default=0)
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
     lease_until: Mapped[dt.datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -253,5 +301,6 @@ class ExpansionResult(Base):
     job_id: Mapped[int] = mapped_column(ForeignKey("expansions.id", ondelete="CASCADE"), primary_key=True)
     book_id: Mapped[int] = mapped_column(ForeignKey("books.id", ondelete="CASCADE"))
     owner: Mapped[str] = mapped_column(String(200))  # the lease owner that staged it
+    worker_id: Mapped[str | None] = mapped_column(String(200), nullable=True)  # and its worker identity
     staged_at: Mapped[dt.datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     result: Mapped[str] = mapped_column(Text)

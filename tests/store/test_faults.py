@@ -35,7 +35,14 @@ def book_with_games(store, n=1, name="f"):
 
 
 @pytest.mark.parametrize("unit", KINDS)
-def test_a_unit_is_set_aside_after_its_failures_and_not_replaced(store, unit):
+def test_a_unit_is_set_aside_after_its_failures_and_not_replaced(store, unit, monkeypatch, request):
+    """One worker's processes (an embedded build's: min_workers 1). With no back-off (the back-off,
+    and the grid's rule of two workers, are tests/store/test_worker_trust.py's)."""
+    from obook.config import settings
+
+    monkeypatch.setenv("OBOOK_RETRY_SECONDS", "0")
+    settings.cache_clear()
+    request.addfinalizer(settings.cache_clear)
     lease_type = KINDS[unit][0]
     book, (unit_id,) = book_with_units(store, unit=unit)
     table = lease_type.jobs
