@@ -9,19 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from sqlalchemy import create_engine, text
-
 from tests.book.test_book_cli import counts, obook
-from tests.book.test_build_faults import BUILD
-
-
-def sql(url, query, **params):
-    engine = create_engine(url)
-    try:
-        with engine.begin() as conn:
-            return conn.execute(text(query), params).all()
-    finally:
-        engine.dispose()
+from tests.book.test_build_faults import BUILD, sql
 
 
 def test_audit_lists_and_reverts_what_one_worker_wrote(postgres_url, compiled_engine):
