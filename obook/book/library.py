@@ -136,6 +136,9 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
             if book is None:
                 if wanted is None:
                     raise BookNotFound(f"no book named {name!r}")
+                if any(c in "/\\?#%" or not c.isprintable() for c in name):  # books made before stay usable
+                    raise ObookError(f"book name {name!r}: a new book's name has none of / \\ ? # % or control "
+                                     "characters (it is a path segment of the service's URLs)")
                 s = wanted.validated()
                 return create_book(conn, name=name, size=s.size, komi=s.komi,
                                      rules="chinese-superko" if s.superko else "chinese", algorithm=s.algorithm,

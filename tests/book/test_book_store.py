@@ -14,6 +14,7 @@ from obook.book.selfplay import SelfPlayer
 from obook.book.sgfio import export_book
 from obook.errors import ObookError
 from sqlalchemy import update
+from obook.store.books import find_book
 from obook.store.db import StoreError, forget_stores
 from obook.store.games import append_move, finish_game, get_game, insert_finished_game, top_up_games
 from tests.helpers import claim_game
@@ -68,6 +69,11 @@ def test_book_settings_are_kept_and_checked(store):
     assert mbm.threshold == 0.5
     with pytest.raises(ObookError, match="book name"):
         ensure_book(store, "bad name", BookSettings())
+    for name in ("a/b", "a?b", "50%", "a#b", "tab\x01"):  # unreachable by the service's URLs (issue 33)
+        with pytest.raises(ObookError, match="path segment"):
+            ensure_book(store, name, BookSettings())
+    with store.read() as conn:
+        assert find_book(conn, "a/b") is None
 
 
 def test_lookup_merges_symmetries_and_translates_back(store):
