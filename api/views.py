@@ -121,20 +121,24 @@ def game_out(game: GameRow, book: str) -> GameOut:
 
 
 def in_flight(game: GameRow, book: BookInfo) -> InFlightGame:
-    try:
-        position = replay(book.size, book.komi, book.superko, game.moves)
-        board, to_move = stones(position), color_name(position.to_move)
-    except BookGameError:
-        board, to_move = [], "B" if len(game.moves) % 2 == 0 else "W"  # a stored game that no longer replays
-    return InFlightGame(id=game.id, moves=list(game.moves), n_moves=game.n_moves, to_move=to_move,
-                        lease_owner=game.lease_owner, updated_at=game.updated_at, stones=board)
+    return unit_in_flight(game.id, list(game.moves), game.n_moves, game.lease_owner, game.updated_at, book)
 
 
 def expansion_in_flight(job, book: BookInfo) -> InFlightGame:
     """An expansion being searched now, shown as the position it expands."""
-    position = replay(book.size, book.komi, book.superko, list(job.moves))
-    return InFlightGame(id=job.id, moves=list(job.moves), n_moves=len(job.moves), to_move=color_name(position.to_move),
-                        lease_owner=job.lease_owner, updated_at=job.lease_until, stones=stones(position))
+    return unit_in_flight(job.id, list(job.moves), len(job.moves), job.lease_owner, job.lease_until, book)
+
+
+def unit_in_flight(unit_id: int, moves: list[str], n_moves: int, owner, updated_at, book: BookInfo) -> InFlightGame:
+    """A unit someone works on now (a game or an expansion), shown as its position. A stored line
+    that no longer replays is shown without stones, not allowed to fail the whole progress page."""
+    try:
+        position = replay(book.size, book.komi, book.superko, moves)
+        board, to_move = stones(position), color_name(position.to_move)
+    except BookGameError:
+        board, to_move = [], "B" if len(moves) % 2 == 0 else "W"
+    return InFlightGame(id=unit_id, moves=moves, n_moves=n_moves, to_move=to_move, lease_owner=owner,
+                        updated_at=updated_at, stones=board)
 
 
 def progress(store: Store, limit: int, offset: int, games_limit: int, workers_limit: int,

@@ -360,6 +360,27 @@ def test_progress_shows_games_in_flight_and_workers(client, store, book):
     assert client.get("/v1/progress", params={"limit": 51}).status_code == 422
 
 
+def test_an_expansion_whose_line_does_not_replay_does_not_fail_the_progress_page(client, store, book):
+    """Issue 33: one running expansion whose stored moves do not replay turned all of /v1/progress
+    into a 422; it is shown without stones instead."""
+    import datetime as dt
+
+    from obook.store.minimax import schedule_expansion
+    from obook.store.models import Expansion
+
+    minimax = ensure_book(store, "mm", BookSettings(size=9, algorithm="minimax", search="playouts=300",
+                                                    seconds_per_move=0))
+    with store.write() as conn:
+        job = schedule_expansion(conn, minimax.id, 12345, 0, ["E5", "E5"], 0.0, 1)  # E5 twice: illegal
+        conn.execute(update(Expansion.__table__).where(Expansion.__table__.c.id == job).values(
+            lease_owner="host:1:build1:abc", lease_until=utcnow() + dt.timedelta(minutes=5)))
+    answer = client.get("/v1/progress")
+    assert answer.status_code == 200, answer.text
+    mm = next(b for b in answer.json()["books"] if b["name"] == "mm")
+    (running,) = mm["in_flight"]
+    assert running["moves"] == ["E5", "E5"] and running["stones"] == [] and running["to_move"] == "B"
+
+
 def test_progress_of_an_empty_store(store_url, store):
     with make_client(store_url) as client:
         answer = client.get("/v1/progress").json()
