@@ -13,7 +13,7 @@ books that hold drawn games: ``obook verify --book NAME --repair`` recounts them
 import logging
 
 import sqlalchemy as sa
-from alembic import op
+from alembic import context, op
 
 revision = "0005"
 down_revision = "0004"
@@ -26,6 +26,8 @@ log = logging.getLogger("alembic.runtime.migration")
 def upgrade() -> None:
     with op.batch_alter_table("book_stats") as batch:
         batch.add_column(sa.Column("draws", sa.Integer, nullable=False, server_default="0"))
+    if context.is_offline_mode():  # `alembic upgrade --sql`: no data to read
+        return
     drawn = op.get_bind().execute(sa.text(
         "SELECT b.name, COUNT(*) FROM games g JOIN books b ON b.id = g.book_id "
         "WHERE g.status = 'finished' AND g.winner IS NULL AND UPPER(TRIM(g.result)) IN ('0', 'DRAW', 'JIGO') "

@@ -18,7 +18,7 @@ Create Date: 2026-11-27
 import logging
 
 import sqlalchemy as sa
-from alembic import op
+from alembic import context, op
 
 revision = "0011"
 down_revision = "0010"
@@ -35,6 +35,8 @@ def upgrade() -> None:
     bind = op.get_bind()
     start = 'substr(moves, 1, 200) COLLATE "C"' if bind.dialect.name == "postgresql" else "substr(moves, 1, 200)"
     op.execute(f"CREATE INDEX ix_games_book_record ON games (book_id, status, ({start}), id)")
+    if context.is_offline_mode():  # `alembic upgrade --sql`: no data to read
+        return
     scored = bind.execute(sa.text(
         "SELECT b.name, COUNT(*) FROM games g JOIN books b ON b.id = g.book_id "
         "WHERE g.status = 'finished' AND g.score IS NOT NULL GROUP BY b.name ORDER BY b.name")).all()

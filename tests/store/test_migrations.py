@@ -82,3 +82,17 @@ def test_0011_adds_scores_and_names_the_books_to_recount(empty_store_url, caplog
                                                                                   ((1, 4.5), (0, 0.0))]
     verify(store, book, repair=True)
     assert verify(store, book).clean
+
+
+def test_offline_migrations_write_the_whole_schema_as_sql(capsys):
+    """Issue 33: `alembic upgrade head --sql` (migrations as SQL for a DBA to run) stopped at 0005
+    and 0011, which read data to name the books to recount: offline there is none to read."""
+    from alembic import command
+
+    from obook.store.migrate import alembic_config
+
+    command.upgrade(alembic_config("postgresql+psycopg://postgres@127.0.0.1/none"), "head", sql=True)
+    script = capsys.readouterr().out
+    assert "ALTER TABLE book_stats ADD COLUMN draws" in script  # 0005
+    assert "CREATE INDEX ix_games_book_record" in script  # 0011
+    assert f"UPDATE alembic_version SET version_num='{head_revision()}'" in script
