@@ -5,6 +5,7 @@ runs the store's writes but can neither change the schema nor run commands on th
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -33,7 +34,7 @@ def test_compose_publishes_no_database_or_broker_and_needs_every_secret():
     assert required == SECRETS
     for name in SECRETS:  # never with a default that works
         assert not re.search(r"\$\{" + name + r":?-", source), name
-    assert "--requirepass" in services["redis"]["command"]
+    assert services["redis"]["environment"]["REDIS_PASSWORD"].startswith("${REDIS_PASSWORD:?")
     for name in ("api", "driver", "worker"):
         env = services[name]["environment"]
         assert env["OBOOK_DATABASE_URL"].startswith("postgresql+psycopg://obook_app:"), name
@@ -43,6 +44,41 @@ def test_compose_publishes_no_database_or_broker_and_needs_every_secret():
                    if line and not line.startswith("#"))
     assert SECRETS <= example.keys() and all(example[name] == "" for name in SECRETS)
     assert "/.env" in (ROOT / ".gitignore").read_text().split()
+
+
+def test_composes_redis_asks_for_the_password_and_shows_it_to_no_ps(tmp_path):
+    """Issue 33: the password was an argument of redis-server, which ``ps`` shows every user of the
+    host. Compose's own command, run here with this machine's redis-server on a free port."""
+    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+        pytest.skip("redis-server is not installed")
+    import socket
+    import time
+
+    shell, flag, script = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["redis"]["command"]
+    assert (shell, flag) == ("sh", "-c")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    script = (script.replace("$$", "$").replace("/tmp/redis.conf", str(tmp_path / "redis.conf"))
+              + f" --port {port} --bind 127.0.0.1 --dir {tmp_path}")
+    password = "s3cret-" + os.urandom(6).hex()
+    server = subprocess.Popen([shell, flag, script], env={**os.environ, "REDIS_PASSWORD": password},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        cli = ["redis-cli", "-p", str(port), "--no-auth-warning"]
+        for _ in range(100):
+            if subprocess.run([*cli, "-a", password, "ping"], capture_output=True, text=True).stdout.strip() == "PONG":
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("compose's redis command did not start")
+        assert "NOAUTH" in subprocess.run([*cli, "ping"], capture_output=True, text=True).stdout
+        shown = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        assert "redis-server" in shown and password not in shown
+        assert oct((tmp_path / "redis.conf").stat().st_mode & 0o777) == "0o600"
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 @pytest.fixture
