@@ -196,7 +196,8 @@ class InFlightGame(BaseModel):
 class SetAsideGame(BaseModel):
     id: int
     failures: int
-    reason: str | None = Field(description="the last failure: the error's type and message")
+    reason: str | None = Field(description="the last failure: the error's type and message (anonymous clients: "
+                                           "its type only)")
 
 
 class BookProgress(BaseModel):

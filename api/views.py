@@ -218,8 +218,19 @@ def redact_game(game: GameOut, key: bytes) -> GameOut:
     return game.model_copy(update={"lease_owner": pseudonym(game.lease_owner, key)})
 
 
+def public_reason(reason: str | None) -> str | None:
+    """A failure as anonymous clients see it: the error's type only. Its message may hold SQL, a
+    host, a lease owner or a path (the admin token shows it whole)."""
+    if reason is None:
+        return None
+    kind = reason.split(":", 1)[0].strip()
+    return kind if kind.isidentifier() else "error"
+
+
 def redact_progress(out: ProgressOut, key: bytes) -> ProgressOut:
-    books = [b.model_copy(update={"in_flight": [g.model_copy(update={"lease_owner": pseudonym(g.lease_owner, key)})
-                                                for g in b.in_flight]}) for b in out.books]
+    books = [b.model_copy(update={
+        "in_flight": [g.model_copy(update={"lease_owner": pseudonym(g.lease_owner, key)}) for g in b.in_flight],
+        "set_aside": [a.model_copy(update={"reason": public_reason(a.reason)}) for a in b.set_aside],
+    }) for b in out.books]
     workers = [w.model_copy(update={"id": pseudonym(w.id, key), "host": None, "pid": None}) for w in out.workers]
     return out.model_copy(update={"books": books, "workers": workers})

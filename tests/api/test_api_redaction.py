@@ -50,6 +50,27 @@ def test_progress_and_games_hide_hosts_pids_and_owners_from_anonymous_clients(st
     assert admin_game["lease_owner"] == TOKEN_OWNER
 
 
+def test_set_aside_reasons_show_anonymous_clients_the_error_type_only(store_url, store, book):
+    """Issue 33: a set-aside game's reason (up to 2,000 characters, possibly SQL or a lease owner)
+    went whole to anonymous /v1/progress."""
+    from sqlalchemy import update
+
+    from obook.store.games import GAMES as GAMES_TABLE
+
+    reason = f"OperationalError: (psycopg) connection to secret-host.example failed; owner {OWNER}"
+    with store.write() as conn:
+        (game,) = top_up_games(conn, book.id, len(GAMES) + 1, [9])
+        conn.execute(update(GAMES_TABLE).where(GAMES_TABLE.c.id == game).values(status="set_aside", failures=3,
+                                                                                failure=reason))
+    with make_client(store_url, admin_token="s3cret") as client:
+        anonymous = client.get("/v1/progress")
+        admin = client.get("/v1/progress", headers=ADMIN).json()
+    assert "secret-host" not in anonymous.text and "987654321" not in anonymous.text
+    (aside,) = anonymous.json()["books"][0]["set_aside"]
+    assert (aside["id"], aside["failures"], aside["reason"]) == (game, 3, "OperationalError")
+    assert admin["books"][0]["set_aside"][0]["reason"] == reason
+
+
 def test_health_and_503_answers_name_the_database_only_to_the_admin(store_url, book):
     with make_client(store_url, admin_token="s3cret") as client:
         assert client.get("/healthz").json() == {"status": "ok", "database": None,
