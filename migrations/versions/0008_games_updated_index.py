@@ -15,7 +15,12 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_index("ix_games_book_updated", "games", ["book_id", "updated_at", "id"])
+    if op.get_bind().dialect.name == "postgresql":  # built beside a live grid: writes are not held up
+        with op.get_context().autocommit_block():
+            op.create_index("ix_games_book_updated", "games", ["book_id", "updated_at", "id"],
+                            postgresql_concurrently=True)
+    else:
+        op.create_index("ix_games_book_updated", "games", ["book_id", "updated_at", "id"])
 
 
 def downgrade() -> None:

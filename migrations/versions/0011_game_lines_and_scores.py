@@ -34,7 +34,11 @@ def upgrade() -> None:
         batch.add_column(sa.Column("score_sum", sa.Float, nullable=False, server_default="0"))
     bind = op.get_bind()
     start = 'substr(moves, 1, 200) COLLATE "C"' if bind.dialect.name == "postgresql" else "substr(moves, 1, 200)"
-    op.execute(f"CREATE INDEX ix_games_book_record ON games (book_id, status, ({start}), id)")
+    if bind.dialect.name == "postgresql":  # built beside a live grid: writes are not held up
+        with op.get_context().autocommit_block():
+            op.execute(f"CREATE INDEX CONCURRENTLY ix_games_book_record ON games (book_id, status, ({start}), id)")
+    else:
+        op.execute(f"CREATE INDEX ix_games_book_record ON games (book_id, status, ({start}), id)")
     if context.is_offline_mode():  # `alembic upgrade --sql`: no data to read
         return
     scored = bind.execute(sa.text(

@@ -86,7 +86,8 @@ def test_0011_adds_scores_and_names_the_books_to_recount(empty_store_url, caplog
 
 def test_offline_migrations_write_the_whole_schema_as_sql(capsys):
     """Issue 33: `alembic upgrade head --sql` (migrations as SQL for a DBA to run) stopped at 0005
-    and 0011, which read data to name the books to recount: offline there is none to read."""
+    and 0011, which read data to name the books to recount: offline there is none to read. And the
+    indexes of 0008 and 0011 are built without blocking writes (CONCURRENTLY) on PostgreSQL."""
     from alembic import command
 
     from obook.store.migrate import alembic_config
@@ -94,5 +95,6 @@ def test_offline_migrations_write_the_whole_schema_as_sql(capsys):
     command.upgrade(alembic_config("postgresql+psycopg://postgres@127.0.0.1/none"), "head", sql=True)
     script = capsys.readouterr().out
     assert "ALTER TABLE book_stats ADD COLUMN draws" in script  # 0005
-    assert "CREATE INDEX ix_games_book_record" in script  # 0011
+    for index in ("ix_games_book_updated", "ix_games_book_record"):  # 0008, 0011: beside a live grid, on PostgreSQL
+        assert f"CREATE INDEX CONCURRENTLY {index}" in script
     assert f"UPDATE alembic_version SET version_num='{head_revision()}'" in script
