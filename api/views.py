@@ -25,10 +25,9 @@ from api.schemas import (
     Totals,
     WorkerOut,
 )
-from obook.book.keys import BookGameError, replay
+from obook.book.keys import BookGameError, engine_line, replay
 from obook.book.kinds import book_kind, is_search_valued
 from obook.book.lookup import BookLookup, lookup_document, minimax_document
-from obook.search.provenance import describe_engine
 from obook.book.selfplay import max_moves
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
@@ -108,7 +107,7 @@ def book_out(counts: r.BookCounts) -> BookOut:
     return BookOut(name=b.name, size=b.size, komi=b.komi, rules=b.rules, algorithm=b.algorithm,
                    threshold=b.threshold, depth=b.depth, search=b.search, seconds_per_move=b.seconds_per_move,
                    engine_version=b.engine_version, knowledge=b.knowledge,
-                   engine=describe_engine(b.search, b.knowledge), seed_salt=b.seed_salt,
+                   engine=engine_line(b), seed_salt=b.seed_salt,
                    created_at=b.created_at, games_finished=counts.finished,
                    games_in_progress=counts.in_progress, games_abandoned=counts.abandoned)
 

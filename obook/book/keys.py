@@ -18,7 +18,7 @@ from obook.go.symmetry import N_SYMMETRIES, symmetric_keys, symmetry_maps
 from obook.go.vertex import format_vertex, parse_vertex
 from obook.go.zobrist import KEY_VERSION
 from obook.go.position import Position
-from obook.search.provenance import engine_differences
+from obook.search.provenance import describe_engine, engine_differences
 
 RULES_VERSION = "area-ko-1"
 ENGINE_VERSION = f"{RULES_VERSION}/{KEY_VERSION}"  # a book's keys are valid only under the same version
@@ -84,6 +84,13 @@ def require_engine(book, use: str) -> None:
         raise EngineChanged(f"book {book.name!r}: refusing to {use} with this obook's engine: "
                             + "; ".join(differences[:5]) + (f"; and {len(differences) - 5} more" if len(differences) > 5 else "")
                             + " (build with --allow-engine-change to continue it with this engine, or build a new book)")
+
+
+def engine_line(book) -> str:
+    """The book's engine record in one line for people (the CLI, the SGF export, the service): its
+    search, knowledge, whether this obook runs it, and the build settings beside the search."""
+    return (describe_engine(book.search, book.knowledge) + (f"; seed salt {book.seed_salt}" if book.seed_salt else "")
+            + (f"; opponents {book.opponents}" if book.opponents else ""))
 
 
 class BookGameError(IllegalMoveError):

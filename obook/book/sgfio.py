@@ -8,9 +8,8 @@ from pathlib import Path
 
 from sgfmill import sgf
 
-from obook.book.keys import UNSCORED, game_outcome, opening_record
+from obook.book.keys import UNSCORED, engine_line, game_outcome, opening_record
 from obook.book.kinds import is_search_valued
-from obook.search.provenance import describe_engine
 from obook.book.lookup import book_lookup, minimax_lookup
 from obook.book.rules import is_sampling
 from obook.errors import ObookError
@@ -286,7 +285,7 @@ def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | N
     rule = "Beta sampling" if is_sampling(book) else f"threshold {book.threshold:g}"
     header = (f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
               f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
-              f"of its player, win rate (a draw counts half). Engine: {describe_engine(book.search, book.knowledge)}.")
+              f"of its player, win rate (a draw counts half). Engine: {engine_line(book)}.")
     with store.read() as conn:
         rows = rows_reader(conn, book.id)
 
@@ -310,8 +309,7 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
     header = (f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
               f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior, the mean final "
               "score of its search for its player. "
-              f"Engine: {describe_engine(book.search, book.knowledge)}"
-              + (f"; seed salt {book.seed_salt}" if book.seed_salt else "") + ".")
+              f"Engine: {engine_line(book)}.")
     with store.read() as conn:
         read = node_reader(conn, book.id)
 

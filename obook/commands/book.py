@@ -363,6 +363,7 @@ def cmd_export(args) -> int:
 
 
 def cmd_lookup(args) -> int:
+    from obook.book.keys import engine_line
     from obook.book.kinds import is_search_valued
     from obook.book.library import lookup
     from obook.book.lookup import lookup_document
@@ -378,7 +379,7 @@ def cmd_lookup(args) -> int:
     moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
     side = "Black" if found.position.to_move == 1 else "White"
     print(f"book {book.name!r}, after {moves}: {side} to play")
-    print(f"  engine: {_engine_line(book)}")
+    print(f"  engine: {engine_line(book)}")
     if not found.in_book:
         print("  out of book: the population has no game through this position")
         return 0
@@ -401,13 +402,6 @@ def cmd_lookup(args) -> int:
     return 0
 
 
-def _engine_line(book) -> str:
-    from obook.search.provenance import describe_engine
-
-    return (describe_engine(book.search, book.knowledge) + (f"; seed salt {book.seed_salt}" if book.seed_salt else "")
-            + (f"; opponents {book.opponents}" if book.opponents else ""))
-
-
 def _engine_document(book) -> dict:
     """The book's engine record (issue 32): its search, every option, and its knowledge digest."""
     from obook.search.provenance import engine_differences
@@ -417,6 +411,7 @@ def _engine_document(book) -> dict:
 
 
 def _print_minimax_lookup(found, as_json: bool) -> int:
+    from obook.book.keys import engine_line
     from obook.book.lookup import minimax_document
 
     if as_json:
@@ -425,7 +420,7 @@ def _print_minimax_lookup(found, as_json: bool) -> int:
     moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
     side = "Black" if found.position.to_move == 1 else "White"
     print(f"book {found.book.name!r}, after {moves}: {side} to play")
-    print(f"  engine: {_engine_line(found.book)}")
+    print(f"  engine: {engine_line(found.book)}")
     if found.value is None:
         print("  out of book: the book has no node for this position")
         return 0
@@ -531,7 +526,7 @@ def _print_set_aside(store, book, file=None) -> int:
 
 def cmd_books(args) -> int:
     from obook.book.build import games_at_move_cap
-    from obook.book.keys import ENGINE_VERSION
+    from obook.book.keys import ENGINE_VERSION, engine_line
     from obook.book.kinds import book_kind, is_search_valued
     from obook.store.books import list_books
     from obook.store.games import game_counts
@@ -558,7 +553,7 @@ def cmd_books(args) -> int:
             print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
                   f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
                   f"{c.get('in_progress', 0)} in progress{other}")
-        print(f"  {_engine_line(b)}")
+        print(f"  {engine_line(b)}")
     return 0
 
 
