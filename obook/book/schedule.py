@@ -16,6 +16,14 @@ changes the book's move) is re-evaluated; a distance can fall along new or cheap
 the shortest-path tree is reset and recomputed from the edges into it). The next candidates are
 then the first of a heap of candidates, O(log N) each, and the same, cost for cost, as a
 ``reach_candidates`` over the whole book (``tests/book/test_schedule.py``).
+
+The index keeps a node's cheapest candidate only, not all of them: a schedule takes at most one
+expansion a node at its number of edges (``next``), and a node scheduled there offers nothing more
+until an edge is added, when its rule is read again. A node is held as an ``IndexNode``, what the
+rule reads of it (its book moves, its best move outside the book, its opponent's likely replies
+folded into followed edges and one cheapest reply), not its parsed search: at 10^4-10^5 nodes the
+index is the driver's memory (about 10 kB a node with every search's root moves and every
+candidate kept, issue 31's figures).
 """
 
 from __future__ import annotations
@@ -25,11 +33,41 @@ import math
 
 from sqlalchemy import Connection
 
-from obook.book.minimax import CONSTANTS, Bounds, MinimaxConstants, Node, book_move, node_from_row
+from dataclasses import dataclass
+
+from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, RootMove, book_edges, chosen_edge,
+                                node_from_row, own_bounds_of)
 from obook.go.board import PASS
 from obook.store.minimax import changed_nodes, scheduled_since
 
 COLOURS = (0, 1)
+
+
+@dataclass(slots=True)
+class IndexNode:
+    """What the reach rule reads of a node, for either colour of the book player (``_rule``)."""
+
+    moves: str  # a path from the empty board (what a scheduled expansion replays)
+    depth: int
+    edges: dict[int, tuple[int, float]]  # canonical move -> (child key, prior)
+    best_new: RootMove | None  # the search's best move outside the book: the book player's candidate
+    replies: dict[int, float]  # the opponent's likely replies in the book: child -> cost (-log of prior)
+    reply: tuple[float, int] | None  # the cheapest likely reply not in the book: (cost, move)
+
+    @classmethod
+    def from_row(cls, row, constants: MinimaxConstants) -> IndexNode:
+        node = node_from_row(row)  # parsed whole once, then dropped
+        replies: dict[int, float] = {}
+        reply = None
+        for move, share in node.likely_moves():
+            cost = -math.log(max(share, constants.min_prior))
+            if move in node.edges:
+                child = node.edges[move][0]
+                if cost < replies.get(child, math.inf):
+                    replies[child] = cost
+            elif move != PASS and (reply is None or (cost, move) < reply):
+                reply = (cost, move)
+        return cls(node.moves, node.depth, node.edges, node.best_new(), replies, reply)
 
 
 class ReachIndex:
@@ -39,7 +77,7 @@ class ReachIndex:
         self.book_id = book_id
         self.root = root
         self.constants = constants
-        self.nodes: dict[int, Node] = {}
+        self.nodes: dict[int, IndexNode] = {}
         self.values: dict[int, Bounds] = {}
         self.parents: dict[int, set[int]] = {}  # every stored edge, reversed
         self.searches: dict[int, tuple[int, int, int, int]] = {}  # what a node was read from (``_search_of``)
@@ -52,13 +90,12 @@ class ReachIndex:
         self.tree: list[dict[int, set[int]]] = [{}, {}]  # the tree's children
         self.out: list[dict[int, dict[int, float]]] = [{}, {}]  # followed edges: node -> child -> cost
         self.into: list[dict[int, dict[int, float]]] = [{}, {}]
-        self.extra: list[dict[int, dict[int, float]]] = [{}, {}]  # candidates: node -> move -> cost beyond it
-        self.best: dict[tuple[int, int], float] = {}  # (node, move) -> candidate cost (lower colour)
-        # (cost, node, move), a heap with lazy deletion: an entry whose cost is no longer ``best``'s
-        # is dropped when met. Re-ranking a subtree whose reach changed is then a push a candidate,
-        # not a removal and an insertion in a sorted list (a quarter of the driver's time at 6 x 10^4)
+        self.extra: list[dict[int, tuple[float, int]]] = [{}, {}]  # a node's cheapest candidate: (cost beyond it, move)
+        self.best: dict[int, tuple[float, int]] = {}  # node -> its candidate (cost, move), the lower colour's
+        # (cost, node, move), a heap with lazy deletion: an entry that is no longer its node's ``best``
+        # is dropped when met. Re-ranking a subtree whose reach changed is then a push a node, not a
+        # removal and an insertion in a sorted list (a quarter of the driver's time at 6 x 10^4)
         self.heap: list[tuple[float, int, int]] = []
-        self.by_node: dict[int, set[int]] = {}  # node -> its moves in ``best``
 
     # ---- reading the store ---------------------------------------------------------------------
 
@@ -79,12 +116,12 @@ class ReachIndex:
             if self.searches.get(row.key) == search:
                 valued.add(row.key)
                 continue
-            node = node_from_row(row)
+            node = IndexNode.from_row(row, self.constants)
             for child, _prior in node.edges.values():
-                self.parents.setdefault(child, set()).add(node.key)
-            self.nodes[node.key] = node
-            self.searches[node.key] = search
-            touched.add(node.key)
+                self.parents.setdefault(child, set()).add(row.key)
+            self.nodes[row.key] = node
+            self.searches[row.key] = search
+            touched.add(row.key)
         review = set(touched)
         for key in touched | valued:
             review.update(self.parents.get(key, ()))
@@ -108,7 +145,7 @@ class ReachIndex:
         while heap and len(out) < count:
             entry = heapq.heappop(heap)
             cost, key, move = entry
-            if best.get((key, move)) != cost:
+            if best.get(key) != (cost, move):
                 continue  # stale
             kept.append(entry)  # still a candidate, chosen or not: back in the heap below
             generation = len(self.nodes[key].edges)
@@ -119,44 +156,30 @@ class ReachIndex:
         for entry in kept:
             heapq.heappush(heap, entry)
         if len(heap) > 2 * len(best) + 1024:  # mostly stale: rebuilt from the live costs
-            self.heap = [(cost, key, move) for (key, move), cost in best.items()]
+            self.heap = [(cost, key, move) for key, (cost, move) in best.items()]
             heapq.heapify(self.heap)
         return out
 
     def candidates(self) -> list[tuple[float, int, int]]:
-        """Every candidate (cost, key, move), cheapest first (what ``reach_candidates`` computes over
-        the whole book)."""
-        return sorted((cost, key, move) for (key, move), cost in self.best.items())
+        """Each node's cheapest candidate (cost, key, move), cheapest first (the first of each node in
+        what ``reach_candidates`` computes over the whole book)."""
+        return sorted((cost, key, move) for key, (cost, move) in self.best.items())
 
     # ---- the shortest paths --------------------------------------------------------------------
 
-    def _rule(self, key: int, colour: int) -> tuple[dict[int, float], dict[int, float]]:
-        """The node's followed edges and its candidates for the book player of ``colour``
-        (``reach_candidates``'s step)."""
-        node, c = self.nodes[key], self.constants
-        out: dict[int, float] = {}
-        extra: dict[int, float] = {}
-        if node.depth >= c.max_depth:
-            return out, extra
+    def _rule(self, key: int, colour: int) -> tuple[dict[int, float], tuple[float, int] | None]:
+        """The node's followed edges (child -> cost) and its cheapest candidate (cost, move) for the
+        book player of ``colour`` (``reach_candidates``'s step)."""
+        node, nodes = self.nodes[key], self.nodes
+        if node.depth >= self.constants.max_depth:
+            return {}, None
         if node.depth % 2 == colour:
-            chosen = book_move(node, self.values, c)
+            chosen = chosen_edge(book_edges(node.edges, self.values), own_bounds_of(node.best_new, self.constants))
             if chosen is not None:
-                if chosen.child in self.nodes:
-                    out[chosen.child] = 0.0
-                return out, extra
-            new = node.best_new()
-            if new is not None and new.move != PASS:
-                extra[new.move] = 0.0
-            return out, extra
-        for move, share in node.likely_moves():
-            cost = -math.log(max(share, c.min_prior))
-            if move in node.edges:
-                child = node.edges[move][0]
-                if child in self.nodes and cost < out.get(child, math.inf):
-                    out[child] = cost
-            elif move != PASS and cost < extra.get(move, math.inf):
-                extra[move] = cost
-        return out, extra
+                return ({chosen.child: 0.0} if chosen.child in nodes else {}), None
+            new = node.best_new
+            return {}, ((0.0, new.move) if new is not None and new.move != PASS else None)
+        return {child: cost for child, cost in node.replies.items() if child in nodes}, node.reply
 
     def _repair(self, colour: int, review: set[int]) -> None:
         dist, via, tree = self.dist[colour], self.via[colour], self.tree[colour]
@@ -181,7 +204,10 @@ class ReachIndex:
                     cheaper.add(key)
             out[key] = new_out
             if extra.get(key) != new_extra:
-                extra[key] = new_extra
+                if new_extra is None:
+                    del extra[key]
+                else:
+                    extra[key] = new_extra
                 dirty.add(key)
         if self.root in self.nodes and self.root not in dist:
             heapq.heappush(heap, (0.0, self.root, None))
@@ -228,26 +254,18 @@ class ReachIndex:
             self.tree[colour].get(parent, set()).discard(key)
 
     def _rank(self, key: int) -> None:
-        """Bring ``key``'s candidates' costs up to date (the lower colour's)."""
-        costs: dict[int, float] = {}
+        """Bring ``key``'s candidate up to date (the cheaper colour's)."""
+        cheapest = None
         for colour in COLOURS:
             d = self.dist[colour].get(key)
-            if d is None:
-                continue
-            for move, w in self.extra[colour].get(key, {}).items():
-                if d + w < costs.get(move, math.inf):
-                    costs[move] = d + w
-        for move in self.by_node.get(key, ()):
-            if move not in costs:
-                del self.best[(key, move)]
-        for move, cost in costs.items():
-            if self.best.get((key, move)) != cost:
-                self.best[(key, move)] = cost
-                heapq.heappush(self.heap, (cost, key, move))
-        if costs:
-            self.by_node[key] = set(costs)
-        else:
-            self.by_node.pop(key, None)
+            candidate = self.extra[colour].get(key)
+            if d is not None and candidate is not None and (cheapest is None or (d + candidate[0], candidate[1]) < cheapest):
+                cheapest = (d + candidate[0], candidate[1])
+        if cheapest is None:
+            self.best.pop(key, None)
+        elif self.best.get(key) != cheapest:
+            self.best[key] = cheapest
+            heapq.heappush(self.heap, (cheapest[0], key, cheapest[1]))
 
 
 def _search_of(row) -> tuple[int, int, int, int]:

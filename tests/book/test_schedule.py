@@ -1,7 +1,8 @@
 """The reach index (issue 31, item 2): as expansions land in any order (new searches, transpositions,
 book moves that change with the values, moves refused because they would close a cycle), the
 candidates it keeps by reading only what changed are, cost for cost, those ``reach_candidates``
-computes over the whole book; and ``schedule`` takes them in that order."""
+computes over the whole book (each node's cheapest: a schedule takes at most one a node); and
+``schedule`` takes them in that order."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from obook.book.minimax import CONSTANTS, reach_candidates
 from obook.book.schedule import ReachIndex
 from obook.store.minimax import stored_figures
 from tests.book.test_backup import expand, random_search, seed_book
+
+
+def cheapest_of_each_node(candidates: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    seen: set[int] = set()
+    return [c for c in candidates if not (c[1] in seen or seen.add(c[1]))]
 
 
 def with_play_policy(rng: random.Random, search):
@@ -48,10 +54,10 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypat
                 index.refresh(conn)
                 nodes = load_nodes(conn, book.id)
                 figures = stored_figures(conn, book.id)
-            whole = reach_candidates(nodes, root, figures)
+            whole = cheapest_of_each_node(reach_candidates(nodes, root, figures))
             assert index.candidates() == whole, f"after step {step}"
             compared += len(whole)
-    assert compared > 50
+    assert compared > 25
 
 
 def test_a_fresh_index_reads_the_whole_book_once_then_only_changes(store):
