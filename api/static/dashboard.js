@@ -66,7 +66,7 @@ function renderBookSelect(books) {
   const select = $("book-select");
   const names = books.map((b) => b.name);
   if (names.length && !names.includes(state.book)) {
-    const busiest = [...books].sort((a, b) => b.in_flight_total - a.in_flight_total || b.games_finished - a.games_finished)[0];
+    const busiest = [...books].sort((a, b) => b.in_flight_total - a.in_flight_total || b.units_done - a.units_done)[0];
     state.book = busiest.name;
     state.path = [];
     writeHash();
