@@ -54,9 +54,19 @@ class BookOut(BaseModel):
                                                 "runs the same one")
     seed_salt: int = Field(default=0, description="minimax books: mixed into every expansion's seed")
     created_at: dt.datetime
-    games_finished: int
+    games_finished: int = Field(description="finished games (seeds included); a search-valued (minimax) book has "
+                                            "none: its unit is the expansion (``unit``, ``units_done``)")
     games_in_progress: int
     games_abandoned: int
+    kind: str = Field("self-play", description=(
+        "self-play: a statistical book (mbm, mvbm, beta), grown by self-play games and answering from their "
+        "statistics; search-valued: a minimax book, grown by expansions and answering from backed-up search values"))
+    unit: str = Field("game", description="its unit of work: game (self-play) or expansion (search-valued)")
+    units_done: int = Field(0, description="units done: finished games (``games_finished``), or expansions done")
+    units_open: int = Field(0, description="units not done yet: games in progress, or expansions scheduled "
+                                           "(waiting or being searched)")
+    units_set_aside: int = Field(0, description="units set aside after OBOOK_MAX_GAME_FAILURES failures")
+    export_url: str = Field("", description="the book as SGF (``export.sgf``)")
 
 
 class BookList(Page):
@@ -114,7 +124,20 @@ class LookupOut(BaseModel):
     lcb: float | None = Field(default=None)
     ucb: float | None = Field(default=None)
     own_value: float | None = Field(default=None, description="minimax book: the best move outside the book")
-    own_move: str | None = Field(default=None)
+    own_move: str | None = Field(default=None, description=(
+        "minimax book: that move, the position's own deep search's best move not in the book (null: every "
+        "legal move is in the book)"))
+    own_lcb: float | None = Field(default=None, description="minimax book: the lower bound of ``own_value``")
+    own_ucb: float | None = Field(default=None, description="minimax book: its upper bound")
+    own_visits: int | None = Field(default=None, description="minimax book: visits of the search behind "
+                                                              "``own_value``")
+    playouts: int | None = Field(default=None, description="minimax book: playouts of the position's own search")
+    score_mean: float | None = Field(default=None, description=(
+        "minimax book: the mean final score (area score less komi) for the player to move in the position's own "
+        "search; null: not measured"))
+    kind: str | None = Field(default=None, description=(
+        "search-valued for a minimax book's answer (the fields above are set); absent from a statistical "
+        "book's answer, which is the command line's form exactly"))
 
 
 class MoveOut(BaseModel):
@@ -183,6 +206,18 @@ class GrowthPointOut(BaseModel):
     finished: int
 
 
+class UnitRatePointOut(BaseModel):
+    start: dt.datetime
+    end: dt.datetime
+    units: int = Field(description="units done in [start, end): self-play games, or expansions")
+    per_hour: float
+
+
+class UnitGrowthPointOut(BaseModel):
+    at: dt.datetime
+    done: int = Field(description="the book's size then: finished games (seeds included), or expansions done")
+
+
 class InFlightGame(BaseModel):
     id: int
     moves: list[str]
@@ -222,6 +257,18 @@ class BookProgress(BaseModel):
     expansions_pending: int | None = Field(None, description="minimax book: expansions scheduled, not done")
     expansions_set_aside: int | None = Field(None, description="minimax book: expansions that failed "
                                                                "OBOOK_MAX_GAME_FAILURES times (listed in set_aside)")
+    kind: str = Field("self-play", description="self-play (statistical: mbm, mvbm, beta) or search-valued (minimax)")
+    unit: str = Field("game", description="the book's unit of work: game or expansion (what in_flight lists)")
+    units_done: int = Field(0, description="units done: finished games (``games_finished``), or expansions done")
+    units_open: int = Field(0, description="units not done: games in progress, or expansions scheduled")
+    units_set_aside: int = Field(0, description="units set aside after OBOOK_MAX_GAME_FAILURES failures")
+    units_last_hour: int = Field(0, description="units done in the last hour (the sum of unit_rate)")
+    unit_rate: list[UnitRatePointOut] = Field(default_factory=list, description=(
+        "units done in slices of the last hour, either kind: self-play games (as ``rate``) or expansions"))
+    unit_growth: list[UnitGrowthPointOut] = Field(default_factory=list, description=(
+        "the book's size over its life in its unit, either kind: finished games (as ``growth``) or expansions "
+        "done"))
+    export_url: str = Field("", description="the book as SGF (``export.sgf``)")
 
 
 class WorkerOut(BaseModel):
@@ -243,6 +290,7 @@ class Totals(BaseModel):
     games_last_hour: int
     games_per_hour: float
     live_workers: int
+    expansions_done: int = Field(0, description="expansions done in every minimax book")
 
 
 class ProgressOut(Page):

@@ -336,7 +336,8 @@ class BookService:
     def list_books(self, limit: int, offset: int):
         self.check()
         with self.store.read() as conn:
-            return r.count_books(conn), [views.book_out(c) for c in r.books_with_counts(conn, limit, offset)]
+            return r.count_books(conn), [views.book_out(c, views.unit_counts(conn, c))
+                                         for c in r.books_with_counts(conn, limit, offset)]
 
     def game(self, game_id: int) -> tuple[GameRow, BookInfo]:
         self.check()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
+from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import numpy as np
@@ -23,10 +24,12 @@ from api.schemas import (
     SetAsideGame,
     Stone,
     Totals,
+    UnitGrowthPointOut,
+    UnitRatePointOut,
     WorkerOut,
 )
 from obook.book.keys import BookGameError, engine_line, replay
-from obook.book.kinds import book_kind, is_search_valued
+from obook.book.kinds import book_kind
 from obook.book.lookup import BookLookup, lookup_document, minimax_document
 from obook.book.selfplay import max_moves
 from obook.go.board import BLACK, PASS, WHITE
@@ -35,6 +38,7 @@ from obook.store import jobs as unit_jobs
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
+from obook.store.jobs import UnitCounts
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, game_counts
 from obook.store.minimax import get_expansion
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
@@ -99,17 +103,36 @@ def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
                      move_number=doc["move_number"], in_book=doc["in_book"], games=0, candidates=candidates,
                      usage_move=doc["usage_move"], coevolution_move=None, stones=board, algorithm=doc["algorithm"],
                      value=doc["value"], lcb=doc["lcb"], ucb=doc["ucb"], own_value=doc["own_value"],
-                     own_move=doc["own_move"])
+                     own_move=doc["own_move"], own_lcb=doc["own_lcb"], own_ucb=doc["own_ucb"],
+                     own_visits=doc["own_visits"], playouts=doc["playouts"], score_mean=doc["score_mean"],
+                     kind=book_kind(found.book).name)
 
 
-def book_out(counts: r.BookCounts) -> BookOut:
+def export_url(book: BookInfo) -> str:
+    return f"/v1/books/{quote(book.name, safe='')}/export.sgf"
+
+
+def unit_counts(conn, counts: r.BookCounts) -> UnitCounts:
+    """A book's units of work by state, whatever its kind: a statistical book's are its games,
+    counted already (``counts``: seeds among the finished ones, as ``games_finished``); a minimax
+    book's, its expansions (``BookKind.counts``)."""
+    kind = book_kind(counts.book)
+    if kind.jobs is unit_jobs.GAME_JOBS:
+        return UnitCounts(counts.finished, counts.in_progress, counts.set_aside)
+    return kind.counts(conn, counts.book)
+
+
+def book_out(counts: r.BookCounts, units: UnitCounts) -> BookOut:
     b = counts.book
+    kind = book_kind(b)
     return BookOut(name=b.name, size=b.size, komi=b.komi, rules=b.rules, algorithm=b.algorithm,
                    threshold=b.threshold, depth=b.depth, search=b.search, seconds_per_move=b.seconds_per_move,
                    engine_version=b.engine_version, knowledge=b.knowledge,
                    engine=engine_line(b), seed_salt=b.seed_salt,
                    created_at=b.created_at, games_finished=counts.finished,
-                   games_in_progress=counts.in_progress, games_abandoned=counts.abandoned)
+                   games_in_progress=counts.in_progress, games_abandoned=counts.abandoned,
+                   kind=kind.name, unit=kind.unit, units_done=units.done, units_open=units.open,
+                   units_set_aside=units.set_aside, export_url=export_url(b))
 
 
 def game_out(game: GameRow, book: str) -> GameOut:
@@ -140,6 +163,64 @@ def unit_in_flight(unit_id: int, moves: list[str], n_moves: int, owner, updated_
                         updated_at=updated_at, stones=board)
 
 
+@dataclass
+class _BookFigures:
+    """What ``progress`` reads of one book in its transaction."""
+
+    counts: r.BookCounts
+    units: UnitCounts
+    unit_rate: list
+    unit_growth: list
+    in_flight: list[InFlightGame]
+    in_flight_total: int
+    set_aside: list = field(default_factory=list)
+    games_at_move_cap: int = 0
+
+
+def _book_figures(conn, c: r.BookCounts, now: dt.datetime, games_limit: int) -> _BookFigures:
+    """One book's figures in its own unit (``book_kind``): games being played or expansions being
+    searched, units done over the last hour and over the book's life."""
+    book = c.book
+    kind = book_kind(book)
+    units = unit_counts(conn, c)
+    rate = r.unit_rate_series(conn, kind.jobs, book.id, now=now)
+    growth = r.unit_growth_series(conn, kind.jobs, book, now=now)
+    aside = unit_jobs.set_aside(conn, kind.jobs, book.id, limit=20) if units.set_aside else []
+    if kind.jobs is unit_jobs.GAME_JOBS:
+        playing = r.in_flight_games(conn, book.id, games_limit)
+        total = r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing)
+        return _BookFigures(c, units, rate, growth, [in_flight(g, book) for g in playing], total, aside,
+                            r.count_at_move_cap(conn, book.id, max_moves(book.size)))
+    running = [expansion_in_flight(get_expansion(conn, i), book)
+               for i in unit_jobs.running(conn, kind.jobs, book.id, games_limit)]
+    return _BookFigures(c, units, rate, growth, running, units.leased, aside)
+
+
+def book_progress(f: _BookFigures, games_last_hour: int) -> BookProgress:
+    book, c, units = f.counts.book, f.counts, f.units
+    kind = book_kind(book)
+    games = kind.jobs is unit_jobs.GAME_JOBS  # the games' own fields (rate, growth) hold the units' series
+    unit_rate = [UnitRatePointOut(start=p.start, end=p.end, units=p.units, per_hour=round(p.per_hour, 3))
+                 for p in f.unit_rate]
+    unit_growth = [UnitGrowthPointOut(at=p.at, done=p.finished) for p in f.unit_growth]
+    return BookProgress(
+        name=book.name, size=book.size, algorithm=book.algorithm, games_finished=c.finished,
+        games_in_progress=c.in_progress, games_last_hour=games_last_hour, games_per_hour=float(games_last_hour),
+        rate=[RatePointOut(start=p.start, end=p.end, games=p.units, per_hour=p.per_hour) for p in unit_rate]
+        if games else [],
+        growth=[GrowthPointOut(at=p.at, finished=p.done) for p in unit_growth] if games else [],
+        in_flight=f.in_flight, in_flight_total=f.in_flight_total,
+        games_set_aside=c.set_aside,
+        set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in f.set_aside],
+        games_at_move_cap=f.games_at_move_cap,
+        expansions_done=None if games else units.done,
+        expansions_pending=None if games else units.open,
+        expansions_set_aside=None if games else units.set_aside,
+        kind=kind.name, unit=kind.unit, units_done=units.done, units_open=units.open,
+        units_set_aside=units.set_aside, units_last_hour=sum(p.units for p in unit_rate),
+        unit_rate=unit_rate, unit_growth=unit_growth, export_url=export_url(book))
+
+
 def progress(store: Store, limit: int, offset: int, games_limit: int, workers_limit: int,
              worker_seconds: float = 60.0) -> ProgressOut:
     now = utcnow()
@@ -149,24 +230,8 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
         page = r.books_with_counts(conn, limit, offset)
         counts = game_counts(conn)
         last_hour_all = r.finished_since(conn, hour_ago)
-        books = []
-        for c in page:
-            book = c.book
-            if is_search_valued(book):
-                units = book_kind(book).counts(conn, book)
-                kind = book_kind(book)
-                running = [expansion_in_flight(get_expansion(conn, i), book)
-                           for i in unit_jobs.running(conn, kind.jobs, book.id, games_limit)]
-                aside = unit_jobs.set_aside(conn, kind.jobs, book.id, limit=20) if units.set_aside else []
-                books.append((c, [], [], running, units.leased, aside, units, 0))
-                continue
-            playing = r.in_flight_games(conn, book.id, games_limit)
-            books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now),
-                          [in_flight(g, book) for g in playing],
-                          r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing),
-                          unit_jobs.set_aside(conn, unit_jobs.GAME_JOBS, book.id, limit=20) if c.set_aside else [],
-                          None,
-                          r.count_at_move_cap(conn, book.id, max_moves(book.size))))
+        expansions = r.expansions_done(conn)
+        figures = [_book_figures(conn, c, now, games_limit) for c in page]
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
@@ -174,22 +239,9 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
     totals = Totals(books=total_books,
                     games_finished=sum(v.get(FINISHED, 0) for v in counts.values()),
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
-                    games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
-    out_books = []
-    for c, rate, growth, playing, playing_total, aside, units, capped in books:
-        last_hour = last_hour_all.get(c.book.id, 0)
-        out_books.append(BookProgress(
-            name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
-            games_in_progress=c.in_progress, games_last_hour=last_hour, games_per_hour=float(last_hour),
-            rate=[RatePointOut(start=p.start, end=p.end, games=p.games, per_hour=round(p.per_hour, 3)) for p in rate],
-            growth=[GrowthPointOut(at=p.at, finished=p.finished) for p in growth],
-            in_flight=playing, in_flight_total=playing_total,
-            games_set_aside=c.set_aside,
-            set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside],
-            games_at_move_cap=capped,
-            expansions_done=units.done if units is not None else None,
-            expansions_pending=units.open if units is not None else None,
-            expansions_set_aside=units.set_aside if units is not None else None))
+                    games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live,
+                    expansions_done=expansions)
+    out_books = [book_progress(f, last_hour_all.get(f.counts.book.id, 0)) for f in figures]
     out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],
                              book=names.get(w["book_id"]) if w["book_id"] is not None else None,
                              game_id=w["game_id"], moves=w["moves"].split(), started_at=w["started_at"],

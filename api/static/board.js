@@ -32,7 +32,8 @@ function starPoints(size) {
 }
 
 // options: stones [{vertex, color, move}], numbers (draw move numbers), last (vertex of the last
-// move), candidates [{move, winrate, games, usage}], onPick(vertex), coordinates.
+// move), candidates [{move, winrate, games, usage}, or with count (its lower label), title and
+// outside (a move not in the book) in place of games], onPick(vertex), coordinates.
 export function drawBoard(size, options = {}) {
   const { stones = [], numbers = true, last = null, candidates = [], onPick = null, coordinates = true } = options;
   const margin = coordinates ? 1 : 0.6;
@@ -69,12 +70,14 @@ export function drawBoard(size, options = {}) {
   for (const c of candidates) {
     const at = place(c.move, size);
     if (!at) continue;
-    const group = el("g", { class: `candidate${c.usage ? " usage" : ""}`, "data-move": c.move, tabindex: 0 }, svg);
+    const kind = `candidate${c.usage ? " usage" : ""}${c.outside ? " outside" : ""}`;
+    const group = el("g", { class: kind, "data-move": c.move, tabindex: 0 }, svg);
     const hue = Math.round(120 * c.winrate);  // red (0%) to green (100%)
     el("circle", { cx: at[0], cy: at[1], r: 0.46, fill: `hsl(${hue}, 70%, 62%)` }, group);
     el("text", { class: "rate", x: at[0], y: at[1] - 0.14 }, group).textContent = `${Math.round(100 * c.winrate)}%`;
-    el("text", { x: at[0], y: at[1] + 0.2 }, group).textContent = compact(c.games);
-    el("title", {}, group).textContent = `${c.move}: ${c.games} games, ${c.wins} wins (${(100 * c.winrate).toFixed(1)}%)`;
+    el("text", { x: at[0], y: at[1] + 0.2 }, group).textContent = c.count ?? compact(c.games);
+    el("title", {}, group).textContent =
+      c.title ?? `${c.move}: ${c.games} games, ${c.wins} wins (${(100 * c.winrate).toFixed(1)}%)`;
     if (onPick) {
       group.addEventListener("click", () => onPick(c.move));
       group.addEventListener("keydown", (event) => { if (event.key === "Enter") onPick(c.move); });

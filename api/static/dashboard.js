@@ -54,6 +54,7 @@ function renderTotals(totals) {
   box.replaceChildren();
   for (const [label, value] of [["books", totals.books], ["games finished", totals.games_finished],
                                 ["in progress", totals.games_in_progress], ["games in the last hour", totals.games_last_hour],
+                                ...(totals.expansions_done ? [["expansions done", totals.expansions_done]] : []),
                                 ["live workers", totals.live_workers]]) {
     const div = node("div", label);
     div.prepend(node("b", compact(value)));
@@ -65,7 +66,7 @@ function renderBookSelect(books) {
   const select = $("book-select");
   const names = books.map((b) => b.name);
   if (names.length && !names.includes(state.book)) {
-    const busiest = [...books].sort((a, b) => b.in_flight_total - a.in_flight_total || b.games_finished - a.games_finished)[0];
+    const busiest = [...books].sort((a, b) => b.in_flight_total - a.in_flight_total || b.units_done - a.units_done)[0];
     state.book = busiest.name;
     state.path = [];
     writeHash();
@@ -82,10 +83,11 @@ function renderLive(book) {
   const games = book ? book.in_flight : [];
   const aside = (book && book.games_set_aside ? `, ${book.games_set_aside} set aside after repeated failures` : "")
     + (book && book.games_at_move_cap ? `, ${book.games_at_move_cap} ended at the move cap` : "");
-  const unit = book && book.algorithm === "minimax" ? "expansion" : "game";
-  const done = book && book.expansions_done != null ? `; ${book.expansions_done} done` : "";
+  const unit = book ? book.unit : "game";
+  const done = book && unit !== "game" ? `; ${book.units_done} done` : "";
+  $("live-title").textContent = unit === "game" ? "Being explored now" : "Positions being searched now";
   $("live-count").textContent = book ? `(${book.in_flight_total} ${unit}${book.in_flight_total === 1 ? "" : "s"}${done}${aside})` : "";
-  $("live-count").title = book && book.set_aside ? book.set_aside.map((g) => `game ${g.id}: ${g.reason}`).join("\n") : "";
+  $("live-count").title = book && book.set_aside ? book.set_aside.map((g) => `${unit} ${g.id}: ${g.reason}`).join("\n") : "";
   if (!games.length) {
     box.replaceChildren(node("p", `no ${unit} is being ${unit === "game" ? "played" : "searched"}`, { class: "muted" }));
     return;
@@ -107,18 +109,48 @@ function renderLive(book) {
 
 function renderCharts(book) {
   if (!book) return;
-  $("rate-now").textContent = `(${book.games_last_hour} in the last hour)`;
-  $("rate-chart").replaceChildren(barChart(book.rate.map((p) => ({
-    label: clock(p.end), value: p.per_hour, title: `${clock(p.start)}–${clock(p.end)}: ${p.games} games (${p.per_hour.toFixed(0)}/h)`,
+  const units = `${book.unit}s`;
+  $("rate-title").textContent = `${book.unit === "game" ? "Games" : "Expansions"} per hour`;
+  $("rate-now").textContent = `(${book.units_last_hour} in the last hour)`;
+  $("rate-chart").replaceChildren(barChart(book.unit_rate.map((p) => ({
+    label: clock(p.end), value: p.per_hour, title: `${clock(p.start)}–${clock(p.end)}: ${p.units} ${units} (${p.per_hour.toFixed(0)}/h)`,
   }))));
-  $("growth-now").textContent = `(${book.games_finished} finished)`;
-  $("growth-chart").replaceChildren(lineChart(book.growth.map((p) => ({ at: p.at, value: p.finished }))));
+  $("growth-now").textContent = book.unit === "game" ? `(${book.games_finished} finished)` : `(${book.units_done} ${units} done)`;
+  $("growth-chart").replaceChildren(lineChart(book.unit_growth.map((p) => ({ at: p.at, value: p.done }))));
+}
+
+// The chosen book's header: its kind, its units by state, its rate, and its SGF export.
+function renderBookFacts(book) {
+  const box = $("book-facts");
+  if (!book) {
+    box.replaceChildren();
+    return;
+  }
+  const search = book.kind === "search-valued";
+  $("book-title").textContent = `Book ${book.name}`;
+  $("book-kind").textContent = search
+    ? `(${book.size}×${book.size}, ${book.algorithm}: search values backed up over its positions; grows by expansions)`
+    : `(${book.size}×${book.size}, ${book.algorithm}: statistics of its self-play games)`;
+  const link = $("book-export");
+  link.href = book.export_url;
+  link.hidden = !book.export_url;
+  const units = `${book.unit}s`;
+  const facts = [[search ? "expansions done" : "games finished", book.units_done],
+                 [search ? "open (scheduled)" : "in progress", book.units_open],
+                 ["being " + (search ? "searched" : "played"), book.in_flight_total],
+                 ["set aside", book.units_set_aside],
+                 [`${units} in the last hour`, book.units_last_hour]];
+  box.replaceChildren(...facts.map(([label, value]) => {
+    const div = node("div", label, { "data-fact": label });
+    div.prepend(node("b", compact(value)));
+    return div;
+  }));
 }
 
 function renderWorkers(workers) {
   const table = $("workers");
   table.replaceChildren();
-  row(table, ["worker", "kind", "book", "game", "moves", "last seen", "sequence being played"], true);
+  row(table, ["worker", "kind", "book", "game / expansion", "moves", "last seen", "sequence being played"], true);
   if (!workers.length) {
     row(table, ["no live workers", "", "", "", "", "", ""]);
     return;
@@ -137,6 +169,7 @@ async function pollProgress() {
     renderTotals(progress.totals);
     renderBookSelect(progress.books);
     const book = progress.books.find((b) => b.name === state.book);
+    renderBookFacts(book);
     renderLive(book);
     renderCharts(book);
     renderWorkers(progress.workers);
@@ -169,33 +202,99 @@ function goTo(path) {
   refreshBook();
 }
 
+const percent = (x) => (x == null ? "–" : `${(100 * x).toFixed(1)}%`);
+const signed = (x) => (x == null ? "–" : `${x >= 0 ? "+" : ""}${x.toFixed(1)}`);
+const player = (color) => (color === "B" ? "Black" : "White");
+
+function drawPosition(found, candidates) {
+  $("book-board").replaceChildren(drawBoard(found.size, {
+    stones: found.stones, numbers: true, last: found.moves[found.moves.length - 1],
+    candidates, onPick: (move) => goTo([...state.path, move]),
+  }));
+}
+
+function candidateRow(table, cells, move, marks, kind) {
+  const tr = row(table, [...cells, marks]);
+  tr.dataset.move = move;
+  tr.dataset.kind = kind;
+  if (move !== "pass") {
+    tr.className = "clickable";
+    tr.addEventListener("click", () => goTo([...state.path, move]));
+  }
+  return tr;
+}
+
+// A statistical book's position: the games through each move.
+function renderStatistics(found) {
+  drawPosition(found, found.candidates);
+  $("book-summary").textContent = found.in_book
+    ? `${player(found.to_move)} to play · ${found.games} games here · usage rule: ` +
+      `${found.usage_move ?? "none"} · self-play: ${found.coevolution_move ?? "would mutate"}`
+    : "out of book: no game of the population went through this position";
+  $("book-note").textContent = "";
+  const table = $("book-candidates");
+  table.replaceChildren();
+  row(table, ["move", "games", "wins", "win rate", "share of wins", ""], true);
+  for (const c of found.candidates) {
+    const marks = [c.usage ? "usage rule" : "", c.coevolution ? "self-play (coevolution)" : ""].filter(Boolean).join(", ");
+    candidateRow(table, [c.move, { text: c.games, num: true }, { text: c.wins, num: true },
+                         { text: percent(c.winrate), num: true }, { text: percent(c.share), num: true }],
+                 c.move, marks, "book");
+  }
+}
+
+// A minimax book's position: each book move's backed-up value with its bounds, and the best move
+// outside the book (the position's own deep search), which the book plays when it is clearly better.
+function renderMinimax(found) {
+  const known = found.value != null;
+  const marks = found.candidates.map((c) => ({
+    move: c.move, winrate: c.value, usage: c.usage, count: compact(c.visits),
+    title: `${c.move}: value ${percent(c.value)} [${percent(c.lcb)}, ${percent(c.ucb)}], ${c.visits} visits, prior ${percent(c.prior)}`,
+  }));
+  if (found.own_move && found.own_move !== "pass") {
+    marks.push({ move: found.own_move, winrate: found.own_value, outside: true, count: compact(found.own_visits),
+                 title: `${found.own_move} (outside the book): ${percent(found.own_value)} ` +
+                        `[${percent(found.own_lcb)}, ${percent(found.own_ucb)}], ${found.own_visits} visits` });
+  }
+  drawPosition(found, marks);
+  const plays = found.usage_move ?? (found.own_move ? `${found.own_move} (leaves the book)` : "none");
+  $("book-summary").textContent = known
+    ? `${player(found.to_move)} to play · value ${percent(found.value)} [${percent(found.lcb)}, ${percent(found.ucb)}]` +
+      ` · the book plays ${plays} · mean score ${signed(found.score_mean)}` +
+      ` · own search ${found.playouts} playouts${found.in_book ? "" : " · a leaf: no book move yet"}`
+    : "out of book: no expansion reached this position";
+  $("book-note").textContent = known
+    ? "value: minimax win rate for the player making the move, with its 95% bounds; visits: of the search behind " +
+      "it; prior: its share of the position's search; mean score: area score less komi for that player."
+    : "";
+  const table = $("book-candidates");
+  table.replaceChildren();
+  if (!known) return;
+  row(table, ["move", "value", "lower", "upper", "visits", "prior", "mean score", ""], true);
+  for (const c of found.candidates) {
+    candidateRow(table, [c.move, { text: percent(c.value), num: true }, { text: percent(c.lcb), num: true },
+                         { text: percent(c.ucb), num: true }, { text: c.visits, num: true },
+                         { text: percent(c.prior), num: true }, { text: signed(c.score_mean), num: true }],
+                 c.move, c.usage ? "the book plays it" : "", "book");
+  }
+  if (found.own_move) {
+    const tr = candidateRow(table, [found.own_move, { text: percent(found.own_value), num: true },
+                                    { text: percent(found.own_lcb), num: true }, { text: percent(found.own_ucb), num: true },
+                                    { text: found.own_visits, num: true }, "", ""],
+                            found.own_move, `best outside the book${found.usage_move ? "" : " (the book plays it)"}`,
+                            "outside");
+    tr.classList.add("outside");
+  }
+}
+
 async function refreshBook() {
   clearTimeout(state.lookupTimer);
   renderPath();
   if (!state.book) return;
   try {
     const found = await getJSON(`/v1/books/${encodeURIComponent(state.book)}/lookup?moves=${encodeURIComponent(state.path.join(","))}`);
-    $("book-board").replaceChildren(drawBoard(found.size, {
-      stones: found.stones, numbers: true, last: found.moves[found.moves.length - 1],
-      candidates: found.candidates, onPick: (move) => goTo([...state.path, move]),
-    }));
-    $("book-summary").textContent = found.in_book
-      ? `${found.to_move === "B" ? "Black" : "White"} to play · ${found.games} games here · usage rule: ` +
-        `${found.usage_move ?? "none"} · self-play: ${found.coevolution_move ?? "would mutate"}`
-      : "out of book: no game of the population went through this position";
-    const table = $("book-candidates");
-    table.replaceChildren();
-    row(table, ["move", "games", "wins", "win rate", "share of wins", ""], true);
-    for (const c of found.candidates) {
-      const marks = [c.usage ? "usage rule" : "", c.coevolution ? "self-play (coevolution)" : ""].filter(Boolean).join(", ");
-      const tr = row(table, [c.move, { text: c.games, num: true }, { text: c.wins, num: true },
-                             { text: `${(100 * c.winrate).toFixed(1)}%`, num: true },
-                             { text: `${(100 * c.share).toFixed(1)}%`, num: true }, marks]);
-      if (c.move !== "pass") {
-        tr.className = "clickable";
-        tr.addEventListener("click", () => goTo([...state.path, c.move]));
-      }
-    }
+    if (found.kind === "search-valued") renderMinimax(found);
+    else renderStatistics(found);
   } catch (error) {
     $("book-summary").textContent = error.message;
   }

@@ -225,6 +225,11 @@ class MinimaxLookup:
     own_value: float | None = None  # the best move outside the book (None: position not in the book)
     own_move: str | None = None  # that move
     own_point: int | None = None  # that move as a point of the position looked up (None: none, or illegal here)
+    own_lcb: float | None = None  # the bounds of ``own_value``
+    own_ucb: float | None = None
+    own_visits: int | None = None  # of the search behind ``own_value`` (0: no move outside the book)
+    playouts: int | None = None  # of the position's own search
+    score_mean: float | None = None  # the player to move's mean final score in that search (None: not measured)
     value: float | None = None  # the position's minimax value, player to move
     lcb: float | None = None
     ucb: float | None = None
@@ -253,7 +258,12 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
     stored, children = read
     best_new = stored_best_new(stored)
     own = own_bounds_of(best_new)
-    found.own_value = own.value
+    found.own_value, found.own_lcb, found.own_ucb = own.value, own.lcb, own.ucb
+    found.own_visits = best_new.visits if best_new is not None else 0
+    found.playouts = stored.playouts
+    black = position.to_move == BLACK
+    if stored.score_mean is not None:  # stored as Black's
+        found.score_mean = stored.score_mean if black else -stored.score_mean
     if best_new is not None:
         point = PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry)
         found.own_move = position.vertex(point)
@@ -261,7 +271,6 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
     found.value, found.lcb, found.ucb = stored.value, stored.lcb, stored.ucb
     edges = book_edges(stored.edges, children)
     chosen = chosen_edge(edges, own)
-    black = position.to_move == BLACK
     for e in edges:
         # the stored move is legal in the position it was searched in; this one may have reached
         # the same canonical position by another path, where superko can forbid it: checked here
@@ -280,6 +289,10 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
     return found
 
 
+def _rounded(x: float | None, places: int) -> float | None:
+    return round(x, places) if x is not None else None
+
+
 def minimax_document(found: MinimaxLookup) -> dict:
     position = found.position
     return {
@@ -292,6 +305,8 @@ def minimax_document(found: MinimaxLookup) -> dict:
         "in_book": found.in_book,
         "value": found.value, "lcb": found.lcb, "ucb": found.ucb,
         "own_value": found.own_value, "own_move": found.own_move,
+        "own_lcb": _rounded(found.own_lcb, 6), "own_ucb": _rounded(found.own_ucb, 6), "own_visits": found.own_visits,
+        "playouts": found.playouts, "score_mean": _rounded(found.score_mean, 3),
         "candidates": [{"move": c.vertex, "value": round(c.value, 6), "lcb": round(c.lcb, 6), "ucb": round(c.ucb, 6),
                         "prior": round(c.prior, 6), "visits": c.visits,
                         "score_mean": round(c.score_mean, 3) if c.score_mean is not None else None,

@@ -48,6 +48,7 @@ class JobTable:
     scope: tuple = ()  # extra conditions on the rows that are units
     counts_claims: bool = False  # a claim adds one to ``attempts``
     done_count: Column | None = None  # a column of ``books`` that counts the book's units done (None: count them)
+    done_at: Column | None = None  # when a unit was done (the progress page's rate and growth charts)
 
     def in_book(self, book_id: int) -> list:
         return [self.table.c.book_id == book_id, *self.scope]
@@ -55,10 +56,11 @@ class JobTable:
 
 _GAMES = Game.__table__
 _EXPANSIONS = Expansion.__table__
-GAME_JOBS = JobTable("game", _GAMES, IN_PROGRESS, FINISHED, (_GAMES.c.id,), scope=(_GAMES.c.source == SELFPLAY,))
+GAME_JOBS = JobTable("game", _GAMES, IN_PROGRESS, FINISHED, (_GAMES.c.id,), scope=(_GAMES.c.source == SELFPLAY,),
+                     done_at=_GAMES.c.finished_at)
 _BOOKS = Book.__table__
 EXPANSION_JOBS = JobTable("expansion", _EXPANSIONS, PENDING, DONE, (_EXPANSIONS.c.cost, _EXPANSIONS.c.id),
-                          counts_claims=True, done_count=_BOOKS.c.expansions_done)
+                          counts_claims=True, done_count=_BOOKS.c.expansions_done, done_at=_EXPANSIONS.c.done_at)
 JOB_TABLES = (GAME_JOBS, EXPANSION_JOBS)
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import Connection, case, func, select
 from obook.store.books import BOOKS, BookInfo, book_from_row
 from obook.store.db import as_utc, db_time
 from obook.store.games import GAMES, GameRow, game_from_row
+from obook.store.jobs import GAME_JOBS, JobTable
 from obook.store.models import ABANDONED, FINISHED, IN_PROGRESS, SELFPLAY, SET_ASIDE, utcnow
 from obook.store.workers import WORKERS
 
@@ -31,21 +32,21 @@ class BookCounts:
 
 @dataclass(frozen=True)
 class RatePoint:
-    """Self-play games finished in ``[start, end)``."""
+    """Units of work (self-play games, expansions) done in ``[start, end)``."""
 
     start: dt.datetime
     end: dt.datetime
-    games: int
+    units: int
 
     @property
     def per_hour(self) -> float:
         seconds = (self.end - self.start).total_seconds()
-        return self.games * 3600.0 / seconds if seconds > 0 else 0.0
+        return self.units * 3600.0 / seconds if seconds > 0 else 0.0
 
 
 @dataclass(frozen=True)
 class GrowthPoint:
-    """Finished games (self-play and seeds) in the book at ``at``."""
+    """The book's size at ``at``: its finished games (self-play and seeds), or its expansions done."""
 
     at: dt.datetime
     finished: int
@@ -80,35 +81,54 @@ def finished_since(conn: Connection, since: dt.datetime) -> dict[int, int]:
 
 def rate_series(conn: Connection, book_id: int, span: dt.timedelta = dt.timedelta(hours=1), buckets: int = 12,
                 now: dt.datetime | None = None) -> list[RatePoint]:
-    """Self-play games finished in each of ``buckets`` equal slices of the last ``span``, oldest first.
-    One grouped query: the bucket of a game is computed here, from its finish time."""
+    """Self-play games finished in each of ``buckets`` equal slices of the last ``span``, oldest first."""
+    return unit_rate_series(conn, GAME_JOBS, book_id, span, buckets, now)
+
+
+def unit_rate_series(conn: Connection, jobs: JobTable, book_id: int, span: dt.timedelta = dt.timedelta(hours=1),
+                     buckets: int = 12, now: dt.datetime | None = None) -> list[RatePoint]:
+    """The book's units of ``jobs`` (self-play games, expansions) done in each of ``buckets`` equal
+    slices of the last ``span``, oldest first. One query: the bucket of a unit is computed here,
+    from the time it was done."""
     now = now or utcnow()
     start = now - span
     width = span / buckets
-    games = [0] * buckets
-    rows = conn.execute(select(GAMES.c.finished_at).where(
-        GAMES.c.book_id == book_id, GAMES.c.status == FINISHED, GAMES.c.source == SELFPLAY,
-        GAMES.c.finished_at >= start, GAMES.c.finished_at < now))
-    for (finished_at,) in rows:
-        index = int((as_utc(finished_at) - start) / width)
-        games[min(max(index, 0), buckets - 1)] += 1
-    return [RatePoint(start + i * width, start + (i + 1) * width, games[i]) for i in range(buckets)]
+    done = [0] * buckets
+    when = jobs.done_at
+    rows = conn.execute(select(when).where(*jobs.in_book(book_id), jobs.table.c.status == jobs.done,
+                                           when >= start, when < now))
+    for (done_at,) in rows:
+        index = int((as_utc(done_at) - start) / width)
+        done[min(max(index, 0), buckets - 1)] += 1
+    return [RatePoint(start + i * width, start + (i + 1) * width, done[i]) for i in range(buckets)]
 
 
 def growth_series(conn: Connection, book: BookInfo, points: int = 24, now: dt.datetime | None = None) -> list[GrowthPoint]:
-    """Finished games at ``points`` evenly spaced instants from the book's creation (or its first
-    finished game, if older: seeds keep their import time) to now, in one pass over the book's
-    finished games (one ``SUM(CASE ...)`` per instant)."""
+    """Finished games (seeds included: they are in the book) over the book's life."""
+    return unit_growth_series(conn, GAME_JOBS, book, points, now)
+
+
+def unit_growth_series(conn: Connection, jobs: JobTable, book: BookInfo, points: int = 24,
+                       now: dt.datetime | None = None) -> list[GrowthPoint]:
+    """The book's done rows of ``jobs`` (finished games, seeds included; expansions done) at
+    ``points`` evenly spaced instants from the book's creation (or its first done row, if older:
+    seeds keep their import time) to now, in one pass over them (one ``SUM(CASE ...)`` per instant)."""
     now = now or utcnow()
-    first = conn.execute(select(func.min(GAMES.c.finished_at)).where(
-        GAMES.c.book_id == book.id, GAMES.c.status == FINISHED)).scalar_one_or_none()
+    when = jobs.done_at
+    done = (jobs.table.c.book_id == book.id, jobs.table.c.status == jobs.done)
+    first = conn.execute(select(func.min(when)).where(*done)).scalar_one_or_none()
     start = min(as_utc(first), book.created_at) if first is not None else book.created_at
     step = max(now - start, dt.timedelta(0)) / max(points - 1, 1)
     instants = [start + i * step for i in range(points - 1)] + [now]
     counts = conn.execute(select(*[
-        func.coalesce(func.sum(case((GAMES.c.finished_at <= t, 1), else_=0)), 0) for t in instants
-    ]).where(GAMES.c.book_id == book.id, GAMES.c.status == FINISHED)).one()
+        func.coalesce(func.sum(case((when <= t, 1), else_=0)), 0) for t in instants
+    ]).where(*done)).one()
     return [GrowthPoint(t, int(n)) for t, n in zip(instants, counts)]
+
+
+def expansions_done(conn: Connection) -> int:
+    """Expansions done in every book (each book's counter, ``books.expansions_done``)."""
+    return int(conn.execute(select(func.coalesce(func.sum(BOOKS.c.expansions_done), 0))).scalar_one())
 
 
 def in_flight_games(conn: Connection, book_id: int, limit: int = 20) -> list[GameRow]:

@@ -381,6 +381,83 @@ def test_an_expansion_whose_line_does_not_replay_does_not_fail_the_progress_page
     assert running["moves"] == ["E5", "E5"] and running["stones"] == [] and running["to_move"] == "B"
 
 
+# ---- a search-valued (minimax) book: its unit is the expansion -------------------------------------
+
+MINIMAX_EXPANSIONS = 4
+
+
+@pytest.fixture
+def minimax(store, compiled_engine):
+    """A small minimax book (5x5, 300 playouts a search) after a few expansions."""
+    from tests.book.test_minimax import expand, minimax_book
+
+    book = minimax_book(store, name="mm", expansion="reach", play_playouts=30)
+    expand(store, book, MINIMAX_EXPANSIONS)
+    return book
+
+
+def test_books_say_each_books_unit_of_work(client, store, book, minimax):
+    from obook.book.kinds import book_kind
+
+    book_kind(minimax).top_up(store, minimax, MINIMAX_EXPANSIONS + 1)  # the next one, scheduled
+    with store.read() as conn:
+        units = book_kind(minimax).counts(conn, minimax)
+    items = {b["name"]: b for b in client.get("/v1/books").json()["items"]}
+    mm, demo = items["mm"], items["demo"]
+    assert (mm["kind"], mm["unit"], mm["units_done"]) == ("search-valued", "expansion", MINIMAX_EXPANSIONS)
+    assert (mm["units_open"], mm["units_set_aside"]) == (units.open, 0) and units.open == 1
+    assert mm["games_finished"] == 0 and mm["export_url"] == "/v1/books/mm/export.sgf"  # kept for old clients
+    assert (demo["kind"], demo["unit"], demo["units_done"], demo["units_open"]) == ("self-play", "game", len(GAMES), 0)
+    assert demo["units_done"] == demo["games_finished"] and demo["export_url"] == "/v1/books/demo/export.sgf"
+    assert client.get(mm["export_url"]).text.startswith("(;")
+
+
+def test_progress_counts_a_minimax_books_expansions_over_time(client, store, book, minimax):
+    answer = client.get("/v1/progress").json()
+    books = {b["name"]: b for b in answer["books"]}
+    mm, demo = books["mm"], books["demo"]
+    assert (mm["kind"], mm["unit"], mm["units_done"], mm["units_last_hour"]) == (
+        "search-valued", "expansion", MINIMAX_EXPANSIONS, MINIMAX_EXPANSIONS)
+    assert (mm["expansions_done"], mm["expansions_pending"]) == (mm["units_done"], mm["units_open"])
+    assert sum(p["units"] for p in mm["unit_rate"]) == MINIMAX_EXPANSIONS and len(mm["unit_rate"]) == 12
+    assert mm["unit_rate"][-1]["units"] == MINIMAX_EXPANSIONS  # all in the last five minutes
+    assert mm["unit_growth"][0]["done"] == 0 and mm["unit_growth"][-1]["done"] == MINIMAX_EXPANSIONS
+    assert mm["rate"] == [] and mm["growth"] == [] and mm["games_finished"] == 0  # it has no games
+    assert answer["totals"]["expansions_done"] == MINIMAX_EXPANSIONS
+    # a statistical book's unit series are its games' series
+    assert (demo["kind"], demo["unit"], demo["units_done"]) == ("self-play", "game", len(GAMES))
+    assert [(p["start"], p["games"]) for p in demo["rate"]] == [(p["start"], p["units"]) for p in demo["unit_rate"]]
+    assert [(p["at"], p["finished"]) for p in demo["growth"]] == [(p["at"], p["done"]) for p in demo["unit_growth"]]
+    assert demo["units_last_hour"] == demo["games_last_hour"] == len(GAMES)
+    assert demo["expansions_done"] is None
+
+
+def test_a_minimax_lookup_shows_the_positions_own_search(client, store, minimax):
+    """Besides each book move's value, bounds, visits and prior: the best move outside the book
+    with its bounds and visits, and the mean score and playouts of the position's own search."""
+    from obook.book.minimax import own_bounds_of, stored_best_new
+    from obook.book.library import lookup
+    from obook.store.minimax import read_node
+
+    for moves in ("", None):
+        if moves is None:  # one move deeper: White to move, the stored (Black's) score turned around
+            moves = client.get("/v1/books/mm/lookup").json()["candidates"][0]["move"]
+        answer = client.get("/v1/books/mm/lookup", params={"moves": moves}).json()
+        found = lookup(store, minimax, moves)
+        with store.read() as conn:
+            node = read_node(conn, minimax.id, found.position.canonical()[0])
+        best = stored_best_new(node)
+        own = own_bounds_of(best)
+        assert answer["kind"] == "search-valued" and answer["playouts"] == node.playouts == 300
+        assert answer["own_move"] == found.own_move and answer["own_visits"] == best.visits > 0
+        assert (answer["own_lcb"], answer["own_value"], answer["own_ucb"]) == pytest.approx((own.lcb, own.value, own.ucb), abs=1e-6)
+        assert answer["own_lcb"] <= answer["own_value"] <= answer["own_ucb"]
+        black = answer["to_move"] == "B"
+        assert answer["score_mean"] == pytest.approx(node.score_mean if black else -node.score_mean, abs=1e-3)
+        assert [c["visits"] for c in answer["candidates"]] == [c.visits for c in found.candidates]
+    assert "kind" not in client.get("/v1/books/demo/lookup").json()  # a statistical answer: the CLI's form
+
+
 def test_progress_of_an_empty_store(store_url, store):
     with make_client(store_url) as client:
         answer = client.get("/v1/progress").json()

@@ -134,7 +134,7 @@ def test_moves_and_finishes_are_dated_by_the_database_clock(postgres_url, monkey
         assert abs(game.finished_at - server_now) < dt.timedelta(seconds=30)
         assert abs(game.updated_at - server_now) < dt.timedelta(seconds=30)
         assert finished_since(conn, server_now - dt.timedelta(hours=1)) == {book.id: 1}
-        assert rate_series(conn, book.id, now=server_now + dt.timedelta(seconds=1))[-1].games == 1
+        assert rate_series(conn, book.id, now=server_now + dt.timedelta(seconds=1))[-1].units == 1
 
 
 def test_progress_lists_a_set_aside_expansion(store_url):

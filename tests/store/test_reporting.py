@@ -83,7 +83,7 @@ def test_the_rate_series_puts_each_self_play_game_in_its_slice(store):
         series = r.rate_series(conn, book.id, span=dt.timedelta(hours=1), buckets=4, now=NOW)
     assert [p.start for p in series] == [NOW - dt.timedelta(minutes=60 - 15 * i) for i in range(4)]
     assert [p.end for p in series] == [NOW - dt.timedelta(minutes=45 - 15 * i) for i in range(4)]
-    assert [p.games for p in series] == [1, 1, 2, 1]
+    assert [p.units for p in series] == [1, 1, 2, 1]
     assert [p.per_hour for p in series] == [4.0, 4.0, 8.0, 4.0]
     assert r.RatePoint(NOW, NOW, 3).per_hour == 0.0
 
