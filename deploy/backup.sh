@@ -22,6 +22,7 @@ dump_once() {
     partial="$dir/.obook-$database-$stamp.dump.partial"
     umask 077
     mkdir -p "$dir"
+    rm -f "$dir"/.obook-"$database"-*.dump.partial  # a dump cut short by a stop
     if ! pg_dump -Fc --file "$partial"; then
         rm -f "$partial"
         echo "backup.sh: pg_dump of $database failed; the older dumps are kept" >&2
@@ -35,11 +36,18 @@ dump_once() {
     done
 }
 
+# a stop (compose sends SIGTERM to this script, PID 1 of its container) ends it at once
+partial= sleeper=
+trap 'rm -f "$partial"; [ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null; exit 143' TERM INT
+
 if [ "${1:-}" = once ]; then
     dump_once
     exit
 fi
 while :; do
     dump_once || true  # a failed dump (the server restarting) is retried at the next interval
-    sleep "$interval"
+    sleep "$interval" &
+    sleeper=$!
+    wait "$sleeper"
+    sleeper=
 done

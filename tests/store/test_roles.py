@@ -433,3 +433,40 @@ def test_a_backup_restores_into_a_new_database_that_verifies_and_answers_the_sam
         with engine.connect() as conn:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{restored}" WITH (FORCE)'))
         engine.dispose()
+
+
+def test_the_backup_loop_dumps_at_once_and_stops_at_a_sigterm(deployment, tmp_path):
+    """Compose's form (no argument): a dump at once, then it sleeps the interval; ``docker compose
+    stop`` (SIGTERM to the script, PID 1 of its container) ends it at once, leaving no partial dump
+    nor a sleeping child."""
+    import signal
+    import time
+
+    if shutil.which("pg_dump") is None:
+        pytest.skip("pg_dump not installed (apt-get install postgresql-client)")
+    server = make_url(deployment.admin_url)
+    backups = tmp_path / "backups"
+    loop = subprocess.Popen(["sh", str(ROOT / "deploy/backup.sh")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PGHOST": server.host or "127.0.0.1",
+                                            "PGPORT": str(server.port or 5432), "PGUSER": deployment.names.backup,
+                                            "PGDATABASE": deployment.database, "OBOOK_BACKUP_DIR": str(backups),
+                                            "OBOOK_BACKUP_INTERVAL": "3600"}, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not list(backups.glob("obook-*.dump")) and time.monotonic() < deadline and loop.poll() is None:
+            time.sleep(0.1)
+        assert len(list(backups.glob("obook-*.dump"))) == 1, loop.stderr.read() if loop.poll() is not None else ""
+        time.sleep(0.3)  # into its sleep
+        loop.send_signal(signal.SIGTERM)
+        assert loop.wait(10) == 143
+        listed = subprocess.run(["ps", "-o", "pid=,stat=,args=", "-s", str(loop.pid)], capture_output=True,
+                                text=True).stdout.splitlines()
+        alive = [line for line in listed if line.split()[1][0] != "Z"]  # the killed sleep may await its reaper
+        assert alive == [], f"processes left running in its session: {alive}"
+        assert not list(backups.glob(".*.partial"))
+    finally:
+        try:
+            os.killpg(loop.pid, signal.SIGKILL)  # the script, or what it left behind
+        except ProcessLookupError:
+            pass
+        loop.wait(10)
