@@ -81,6 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # noqa: BLE001 - only a refused privilege is handled, the rest raised
+        refused = _refused_privilege(exc)
+        if refused is None:
+            raise
+        print(f"obook: error: `obook {args.command}`: the database refused this role: {refused} "
+              "(see \"Database roles\" in the README for which role may do what)", file=sys.stderr)
+        return 2
     except ModuleNotFoundError as exc:
         extra = EXTRAS.get((exc.name or "").split(".")[0])
         if extra is None:
@@ -89,6 +96,15 @@ def main(argv: list[str] | None = None) -> int:
               f"pip install 'obook[{extra}]' (in a clone of the repository: pip install -e '.[{extra}]')",
               file=sys.stderr)
         return 2
+
+
+def _refused_privilege(exc: BaseException) -> str | None:
+    """PostgreSQL's message when ``exc`` is its refusal of a privilege (SQLSTATE 42501, a store
+    opened with a role that may not do this: obook/store/roles.py), else None."""
+    orig = getattr(exc, "orig", None)
+    if getattr(orig, "sqlstate", None) == "42501":
+        return str(orig).strip().splitlines()[0]
+    return None
 
 
 if __name__ == "__main__":

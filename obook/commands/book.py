@@ -1,5 +1,5 @@
 """The book commands: ``obook build``, ``seed``, ``export``, ``lookup``, ``verify``, ``books`` and
-``db upgrade``. Each is a thin layer over ``obook.book``; the store is ``--db`` or OBOOK_DATABASE_URL.
+``db`` (schema and PostgreSQL roles). Each is a thin layer over ``obook.book``; the store is ``--db`` or OBOOK_DATABASE_URL.
 
 Imports are lazy, inside each command: ``obook --help`` and every command load only what they use.
 """
@@ -118,9 +118,18 @@ def register(subparsers) -> None:
     _db(p)
     p.set_defaults(func=cmd_books)
 
-    p = subparsers.add_parser("db", help="database schema: upgrade or show the revision")
-    p.add_argument("action", choices=("upgrade", "current"),
-                   help="upgrade: bring the schema to this obook's; current: show the schema's revision")
+    p = subparsers.add_parser("db", help="database schema: upgrade or show the revision; PostgreSQL roles and grants")
+    p.add_argument("action", choices=("upgrade", "current", "roles", "grant"),
+                   help="upgrade: bring the schema to this obook's; current: show the schema's revision; "
+                        "roles (a superuser's --db): create or update the migrator, service, worker and backup "
+                        "roles (passwords from OBOOK_MIGRATOR_PASSWORD... when set), hand --database to the "
+                        "migrator and grant its tables; grant (the migrator's --db): grant the tables again, "
+                        "after every upgrade")
+    p.add_argument("--roles", default="obook", metavar="PREFIX",
+                   help="roles and grant: the roles are PREFIX_migrator, PREFIX_service, PREFIX_worker and "
+                        "PREFIX_backup (default obook)")
+    p.add_argument("--database", default=None, metavar="NAME",
+                   help="roles: the database to create or take over (default: the one --db names)")
     _db(p)
     p.set_defaults(func=cmd_db)
 
@@ -561,6 +570,8 @@ def cmd_db(args) -> int:
     from obook.store.db import open_store
     from obook.store.migrate import head_revision, upgrade
 
+    if args.action in ("roles", "grant"):
+        return _db_roles(args)
     store = open_store(args.db, check=False)
     if args.action == "upgrade":
         before = store.revision()
@@ -569,4 +580,31 @@ def cmd_db(args) -> int:
     else:
         current = store.revision()
         print(f"{store.name}: schema {current or 'empty'} (this obook needs {head_revision()})")
+    return 0
+
+
+def _db_roles(args) -> int:
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import DBAPIError
+
+    from obook.config import settings
+    from obook.store.roles import RoleNames, ensure_roles, grant
+    from obook.store.urls import describe_url, normalise_url
+
+    url = normalise_url(args.db or settings().database_url)
+    names = RoleNames(args.roles)
+    try:
+        if args.action == "grant":
+            if args.database:
+                raise ObookError("--database is for `obook db roles`; `grant` works on the database --db names")
+            lines = grant(url, names)
+        else:
+            s = settings()
+            passwords = {"migrator": s.migrator_password, "service": s.service_password,
+                         "worker": s.worker_password, "backup": s.backup_password}
+            lines = ensure_roles(url, args.database or make_url(url).database, names, passwords)
+    except DBAPIError as exc:  # refused (not a superuser, not the owner) or out of reach
+        raise ObookError(f"`obook db {args.action}` on {describe_url(url)}: {str(exc.orig).strip()}") from None
+    for line in lines:
+        print(line)
     return 0
