@@ -26,17 +26,13 @@ from api.schemas import (
     WorkerOut,
 )
 from obook.book.keys import BookGameError, engine_line, replay
-from obook.book.kinds import book_kind, is_search_valued
-from obook.book.lookup import BookLookup, lookup_document, minimax_document
-from obook.book.selfplay import max_moves
+from obook.book.kinds import book_kind
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
-from obook.store import jobs as unit_jobs
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, game_counts
-from obook.store.minimax import get_expansion
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
 from obook.store.workers import live_workers
 
@@ -60,18 +56,24 @@ def stones(position: Position) -> list[Stone]:
     return out
 
 
-def lookup_out(found: BookLookup, board: list[Stone] | list[dict] | None = None) -> LookupOut:
-    document = lookup_document(found)
+def lookup_out(document: dict, board: list[Stone] | list[dict]) -> LookupOut:
+    """A lookup document in the common form (``BookKind.answer_document``) as the service's answer.
+    The candidates go in as dicts, validated with the answer in one call (as the stones:
+    ``api.service.stone_dicts``) rather than a ``CandidateOut`` each (65 -> 53 us with a minimax
+    book's document, six candidates on average)."""
     add_games_urls(document)
-    return LookupOut(**document, stones=stones(found.position) if board is None else board)
+    return LookupOut(**document, stones=board)
 
 
 def add_games_urls(document: dict) -> None:
     """Give each candidate of a lookup document the games list of the line through it (``through``:
-    the moves so far and the candidate), unless the line is longer than the games index covers."""
+    the moves so far and the candidate), unless the line is longer than the games index covers. A
+    candidate no game went through (a minimax book's) has no games list."""
     line = ",".join(document["moves"])
     base = f"/v1/books/{quote(document['book'], safe='')}/games?through={line}{',' if line else ''}"
     for candidate in document["candidates"]:
+        if not candidate["games"]:
+            continue
         fits = len(line) + bool(line) + len(candidate["move"]) < RECORD_INDEX_CHARS
         candidate["games_url"] = base + candidate["move"] if fits else None
 
@@ -83,23 +85,6 @@ def move_out(found: LookupOut) -> MoveOut:
                    move=found.usage_move, usage_move=found.usage_move, coevolution_move=found.coevolution_move,
                    games=chosen.games if chosen else 0, wins=chosen.wins if chosen else 0,
                    winrate=chosen.winrate if chosen else None, games_url=chosen.games_url if chosen else None)
-
-
-def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
-    """A minimax book's lookup in the service's form: each candidate's minimax value, bounds and
-    prior (``winrate`` is the value, ``share`` the prior; no games). The candidates go in as dicts,
-    validated with the answer in one call (as the stones: ``api.service.stone_dicts``) rather than a
-    ``CandidateOut`` each (65 -> 53 us with the document, six candidates on average)."""
-    doc = minimax_document(found)
-    candidates = [{"move": c["move"], "games": 0, "wins": 0, "draws": 0, "winrate": c["value"], "share": c["prior"],
-                   "usage": c["usage"], "coevolution": False, "value": c["value"], "lcb": c["lcb"], "ucb": c["ucb"],
-                   "prior": c["prior"], "visits": c["visits"], "score_mean": c["score_mean"]}
-                  for c in doc["candidates"]]
-    return LookupOut(book=doc["book"], size=doc["size"], moves=doc["moves"], to_move=doc["to_move"],
-                     move_number=doc["move_number"], in_book=doc["in_book"], games=0, candidates=candidates,
-                     usage_move=doc["usage_move"], coevolution_move=None, stones=board, algorithm=doc["algorithm"],
-                     value=doc["value"], lcb=doc["lcb"], ucb=doc["ucb"], own_value=doc["own_value"],
-                     own_move=doc["own_move"])
 
 
 def book_out(counts: r.BookCounts) -> BookOut:
@@ -117,15 +102,6 @@ def game_out(game: GameRow, book: str) -> GameOut:
                    origins=game.origins, result=game.result, winner=game.winner, score=game.score,
                    source=game.source, lease_owner=game.lease_owner, lease_until=game.lease_until,
                    created_at=game.created_at, updated_at=game.updated_at, finished_at=game.finished_at)
-
-
-def in_flight(game: GameRow, book: BookInfo) -> InFlightGame:
-    return unit_in_flight(game.id, list(game.moves), game.n_moves, game.lease_owner, game.updated_at, book)
-
-
-def expansion_in_flight(job, book: BookInfo) -> InFlightGame:
-    """An expansion being searched now, shown as the position it expands."""
-    return unit_in_flight(job.id, list(job.moves), len(job.moves), job.lease_owner, job.lease_until, book)
 
 
 def unit_in_flight(unit_id: int, moves: list[str], n_moves: int, owner, updated_at, book: BookInfo) -> InFlightGame:
@@ -149,24 +125,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
         page = r.books_with_counts(conn, limit, offset)
         counts = game_counts(conn)
         last_hour_all = r.finished_since(conn, hour_ago)
-        books = []
-        for c in page:
-            book = c.book
-            if is_search_valued(book):
-                units = book_kind(book).counts(conn, book)
-                kind = book_kind(book)
-                running = [expansion_in_flight(get_expansion(conn, i), book)
-                           for i in unit_jobs.running(conn, kind.jobs, book.id, games_limit)]
-                aside = unit_jobs.set_aside(conn, kind.jobs, book.id, limit=20) if units.set_aside else []
-                books.append((c, [], [], running, units.leased, aside, units, 0))
-                continue
-            playing = r.in_flight_games(conn, book.id, games_limit)
-            books.append((c, r.rate_series(conn, book.id, now=now), r.growth_series(conn, book, now=now),
-                          [in_flight(g, book) for g in playing],
-                          r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing),
-                          unit_jobs.set_aside(conn, unit_jobs.GAME_JOBS, book.id, limit=20) if c.set_aside else [],
-                          None,
-                          r.count_at_move_cap(conn, book.id, max_moves(book.size))))
+        books = [(c, book_kind(c.book).progress(conn, c, now, games_limit)) for c in page]
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
@@ -176,17 +135,20 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
                     games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live)
     out_books = []
-    for c, rate, growth, playing, playing_total, aside, units, capped in books:
+    for c, built in books:
         last_hour = last_hour_all.get(c.book.id, 0)
+        units = built.units
         out_books.append(BookProgress(
             name=c.book.name, size=c.book.size, algorithm=c.book.algorithm, games_finished=c.finished,
             games_in_progress=c.in_progress, games_last_hour=last_hour, games_per_hour=float(last_hour),
-            rate=[RatePointOut(start=p.start, end=p.end, games=p.games, per_hour=round(p.per_hour, 3)) for p in rate],
-            growth=[GrowthPointOut(at=p.at, finished=p.finished) for p in growth],
-            in_flight=playing, in_flight_total=playing_total,
+            rate=[RatePointOut(start=p.start, end=p.end, games=p.games, per_hour=round(p.per_hour, 3))
+                  for p in built.rate],
+            growth=[GrowthPointOut(at=p.at, finished=p.finished) for p in built.growth],
+            in_flight=[unit_in_flight(u.id, u.moves, u.n_moves, u.owner, u.updated_at, c.book) for u in built.in_flight],
+            in_flight_total=built.in_flight_total,
             games_set_aside=c.set_aside,
-            set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in aside],
-            games_at_move_cap=capped,
+            set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in built.set_aside],
+            games_at_move_cap=built.at_move_cap,
             expansions_done=units.done if units is not None else None,
             expansions_pending=units.open if units is not None else None,
             expansions_set_aside=units.set_aside if units is not None else None))

@@ -121,12 +121,12 @@ def test_progress_is_computed_once_per_interval_for_every_client(store, book, mo
 def test_an_export_is_made_once_per_generation_of_the_book_and_bounded_by_bytes(store, book, monkeypatch):
     """``export.sgf`` replays and queries up to 20,000 nodes: it is made once for every client until
     the book gets a new game, and the kept exports stay within their byte budget."""
-    from obook.book import sgfio
+    from obook.book.kinds import SelfPlayKind
     from tests.api.test_api import add_game
 
     calls = []
-    real = sgfio.export_book
-    monkeypatch.setattr(sgfio, "export_book", lambda *a, **k: calls.append(k) or real(*a, **k))
+    real = SelfPlayKind.export
+    monkeypatch.setattr(SelfPlayKind, "export", lambda *a, **k: calls.append(k) or real(*a, **k))
     service = BookService(store, threads=2, fresh_seconds=0)
     first = [service.export_sgf("demo", 1, None, 5000) for _ in range(5)]
     assert len(calls) == 1 and first[0].startswith(b"(;") and all(e == first[0] for e in first)
