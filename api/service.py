@@ -64,7 +64,7 @@ def position_cost(key, value) -> int:
 
 
 def rows_cost(_key, value) -> int:
-    return 500 + 120 * len(value[1])
+    return 500 + 120 * len(value[1] or ())  # None: a minimax book's position out of book
 
 
 def split_query_moves(text: str) -> tuple[str, ...]:

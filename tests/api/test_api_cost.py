@@ -57,6 +57,22 @@ def test_the_estimates_do_not_undercount_what_the_caches_hold(store, book):
     assert held > 0 and estimated >= 0.8 * held
 
 
+def test_a_minimax_books_position_out_of_book_is_cached_as_nothing(store):
+    """A minimax book's record of a position it does not hold is None: the cache keeps it (so that
+    the question is not read again until the book changes) and weighs it as an empty record,
+    rather than failing the lookup."""
+    import anyio
+
+    from obook.book.library import BookSettings, ensure_book
+
+    ensure_book(store, "mm", BookSettings(size=9, algorithm="minimax", search="playouts=300", seconds_per_move=0))
+    service = BookService(store, threads=1, cache_seconds=600)
+    body, _ = anyio.run(service.lookup_body, "mm", "E5", 1)
+    assert b'"in_book":false' in body and b'"algorithm":"minimax"' in body
+    assert service.stats.bytes == 500  # one entry, no rows
+    assert anyio.run(service.lookup_body, "mm", "E5", 1)[0] == body
+
+
 def test_long_questions_cannot_grow_the_caches_past_their_budget(store, book):
     import anyio
 
