@@ -29,9 +29,8 @@ from api.freshness import BookVersions
 from api.limiters import ThreadLimits
 from api.schemas import GameList, GameOut, LookupOut, ProgressOut
 from obook.book.keys import BookGameError, record_images, replay, require_keys
-from obook.book.kinds import is_search_valued
-from obook.book.lookup import ReplayedPosition, book_lookup, minimax_lookup, replay_moves
-from obook.book import sgfio
+from obook.book.kinds import book_kind
+from obook.book.lookup import ReplayedPosition, replay_moves
 from obook.errors import ObookError
 from obook.go.sgf import game_to_sgf
 from obook.go.vertex import split_moves
@@ -41,7 +40,6 @@ from obook.store.db import Store, StoreError
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, games_through, get_game, list_games
 from obook.store.models import FINISHED
 from obook.store.readers import AsyncStatsReader, StatsReader
-from obook.store.stats import Rows
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +64,7 @@ def position_cost(key, value) -> int:
 
 
 def rows_cost(_key, value) -> int:
-    return 500 + 120 * len(value[1])
+    return 500 + 120 * len(value[1] or ())  # None: a minimax book's position out of book
 
 
 def split_query_moves(text: str) -> tuple[str, ...]:
@@ -112,8 +110,9 @@ def lookup_answer(generation: int, tag: str, document: LookupOut) -> LookupAnswe
 
 class BookService:
     """The lookup caches, from the cheapest hit to the cheapest miss: ``answers`` (whole answers,
-    ``LookupAnswer``), ``stats`` (a position's statistics rows by canonical key: a transposed or
-    symmetric question shares them) and ``positions`` (replays, kept without expiry).
+    ``LookupAnswer``), ``stats`` (a position's record, its statistics rows or a minimax book's node,
+    by book and canonical key: a transposed or symmetric question shares them) and ``positions``
+    (replays, kept without expiry).
 
     Answers and statistics are kept under the book's generation (``api.freshness``): a book nobody
     is building is answered from memory for as long as ``cache_seconds``, one being built about
@@ -256,21 +255,13 @@ class BookService:
         generation, tag = version.generation, version.tag
         replayed = self.replayed(info, spelled)
         key, _ = replayed.canonical()
-        if is_search_valued(info):
-            hit = self.stats.get((info.id, "minimax", key))
-            if hit is not None and hit[0] == generation:
-                node = hit[1]
-            else:
-                node = await self.async_reader.minimax_node(info.id, key)
-                self.stats.put((info.id, "minimax", key), (generation, node))
-            return lookup_answer(generation, tag, self.minimax_lookup(info, replayed, lambda _key: node))
         hit = self.stats.get((info.id, key))
         if hit is not None and hit[0] == generation:
-            rows = hit[1]
+            record = hit[1]
         else:
-            rows = tuple(await self.async_reader.position_stats(info.id, key))
-            self.stats.put((info.id, key), (generation, rows))
-        return lookup_answer(generation, tag, self.statistics_lookup(info, replayed, min_games, lambda _key: rows))
+            record = await book_kind(info).read_position_async(self.async_reader, info.id, key)
+            self.stats.put((info.id, key), (generation, record))
+        return lookup_answer(generation, tag, self.answer_out(info, replayed, min_games, lambda _key: record))
 
     def _answer_in_threads(self, book: str, spelled: tuple[str, ...], min_games: int) -> LookupAnswer:
         info = self.keyed_book(book, "look positions up in it")
@@ -286,42 +277,27 @@ class BookService:
 
     def lookup(self, book: BookInfo, spelled: tuple[str, ...], min_games: int = 1,
                generation: int | None = None) -> LookupOut:
-        """The lookup document, its statistics read in this thread (cached under ``generation``)."""
+        """The lookup document, its records read in this thread (cached under ``generation``)."""
         replayed = self.replayed(book, spelled)
-        if is_search_valued(book):
-            return self.minimax_lookup(book, replayed, lambda key: self.minimax_node(book, key, generation))
-        return self.statistics_lookup(book, replayed, min_games, lambda key: self.position_rows(book, key, generation))
+        return self.answer_out(book, replayed, min_games, lambda key: self.position_record(book, key, generation))
 
     @staticmethod
-    def statistics_lookup(book: BookInfo, replayed: ReplayedPosition, min_games: int,
-                          rows: Callable[[int], Rows]) -> LookupOut:
-        """A statistical book's lookup document, its statistics from ``rows``."""
-        return views.lookup_out(book_lookup(book, replayed, rows, min_games), stone_dicts(replayed))
+    def answer_out(book: BookInfo, replayed: ReplayedPosition, min_games: int, read: Callable) -> LookupOut:
+        """The book's lookup document, its records from ``read`` (key -> a position's statistics rows,
+        or a minimax book's node and its children's bounds: the book's kind says which)."""
+        kind = book_kind(book)
+        return views.lookup_out(kind.answer_document(kind.lookup(book, replayed, read, min_games)),
+                                stone_dicts(replayed))
 
-    @staticmethod
-    def minimax_lookup(book: BookInfo, replayed: ReplayedPosition, node: Callable) -> LookupOut:
-        """A minimax book's lookup document, its node from ``node`` (key -> node and children)."""
-        return views.minimax_lookup_out(minimax_lookup(book, replayed, node), stone_dicts(replayed))
-
-    def minimax_node(self, book: BookInfo, key: int, generation: int | None):
-        """A minimax book's node and its children's bounds, cached under the book's generation."""
-        hit = self.stats.get((book.id, "minimax", key)) if generation is not None else None
-        if hit is not None and hit[0] == generation:
-            return hit[1]
-        node = self.reader.minimax_node(book.id, key)
-        if generation is not None:
-            self.stats.put((book.id, "minimax", key), (generation, node))
-        return node
-
-    def position_rows(self, book: BookInfo, key: int, generation: int | None) -> Rows:
-        """A position's statistics rows, cached under the book's generation when one is given."""
+    def position_record(self, book: BookInfo, key: int, generation: int | None):
+        """A position's record (``answer_out``), cached under the book's generation when one is given."""
         hit = self.stats.get((book.id, key)) if generation is not None else None
         if hit is not None and hit[0] == generation:
             return hit[1]
-        rows = tuple(self.reader.position_stats(book.id, key))
+        record = book_kind(book).read_position(self.reader, book.id, key)
         if generation is not None:
-            self.stats.put((book.id, key), (generation, rows))
-        return rows
+            self.stats.put((book.id, key), (generation, record))
+        return record
 
     def replayed(self, book: BookInfo, spelled: tuple[str, ...]) -> ReplayedPosition:
         cache_key = (book.size, book.superko, normalise_moves(spelled))
@@ -336,7 +312,7 @@ class BookService:
     def list_books(self, limit: int, offset: int):
         self.check()
         with self.store.read() as conn:
-            return r.count_books(conn), [views.book_out(c, views.unit_counts(conn, c))
+            return r.count_books(conn), [views.book_out(c, book_kind(c.book).unit_counts(conn, c))
                                          for c in r.books_with_counts(conn, limit, offset)]
 
     def game(self, game_id: int) -> tuple[GameRow, BookInfo]:
@@ -418,7 +394,7 @@ class BookService:
             hit = self.exports.get(key)
             if hit is not None and hit[0] == generation:
                 return hit[1]
-            data, _ = sgfio.export_book(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
+            data, _ = book_kind(info).export(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
             self.exports.put(key, (generation, data))
             return data
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import hmac
-from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import numpy as np
@@ -30,17 +29,13 @@ from api.schemas import (
 )
 from obook.book.keys import BookGameError, engine_line, replay
 from obook.book.kinds import book_kind
-from obook.book.lookup import BookLookup, lookup_document, minimax_document
-from obook.book.selfplay import max_moves
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
-from obook.store import jobs as unit_jobs
 from obook.store import reporting as r
 from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.jobs import UnitCounts
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, game_counts
-from obook.store.minimax import get_expansion
 from obook.store.models import FINISHED, IN_PROGRESS, utcnow
 from obook.store.workers import live_workers
 
@@ -64,18 +59,24 @@ def stones(position: Position) -> list[Stone]:
     return out
 
 
-def lookup_out(found: BookLookup, board: list[Stone] | list[dict] | None = None) -> LookupOut:
-    document = lookup_document(found)
+def lookup_out(document: dict, board: list[Stone] | list[dict]) -> LookupOut:
+    """A lookup document in the common form (``BookKind.answer_document``) as the service's answer.
+    The candidates go in as dicts, validated with the answer in one call (as the stones:
+    ``api.service.stone_dicts``) rather than a ``CandidateOut`` each (65 -> 53 us with a minimax
+    book's document, six candidates on average)."""
     add_games_urls(document)
-    return LookupOut(**document, stones=stones(found.position) if board is None else board)
+    return LookupOut(**document, stones=board)
 
 
 def add_games_urls(document: dict) -> None:
     """Give each candidate of a lookup document the games list of the line through it (``through``:
-    the moves so far and the candidate), unless the line is longer than the games index covers."""
+    the moves so far and the candidate), unless the line is longer than the games index covers. A
+    candidate no game went through (a minimax book's) has no games list."""
     line = ",".join(document["moves"])
     base = f"/v1/books/{quote(document['book'], safe='')}/games?through={line}{',' if line else ''}"
     for candidate in document["candidates"]:
+        if not candidate["games"]:
+            continue
         fits = len(line) + bool(line) + len(candidate["move"]) < RECORD_INDEX_CHARS
         candidate["games_url"] = base + candidate["move"] if fits else None
 
@@ -89,40 +90,12 @@ def move_out(found: LookupOut) -> MoveOut:
                    winrate=chosen.winrate if chosen else None, games_url=chosen.games_url if chosen else None)
 
 
-def minimax_lookup_out(found, board: list[Stone] | list[dict]) -> LookupOut:
-    """A minimax book's lookup in the service's form: each candidate's minimax value, bounds and
-    prior (``winrate`` is the value, ``share`` the prior; no games). The candidates go in as dicts,
-    validated with the answer in one call (as the stones: ``api.service.stone_dicts``) rather than a
-    ``CandidateOut`` each (65 -> 53 us with the document, six candidates on average)."""
-    doc = minimax_document(found)
-    candidates = [{"move": c["move"], "games": 0, "wins": 0, "draws": 0, "winrate": c["value"], "share": c["prior"],
-                   "usage": c["usage"], "coevolution": False, "value": c["value"], "lcb": c["lcb"], "ucb": c["ucb"],
-                   "prior": c["prior"], "visits": c["visits"], "score_mean": c["score_mean"]}
-                  for c in doc["candidates"]]
-    return LookupOut(book=doc["book"], size=doc["size"], moves=doc["moves"], to_move=doc["to_move"],
-                     move_number=doc["move_number"], in_book=doc["in_book"], games=0, candidates=candidates,
-                     usage_move=doc["usage_move"], coevolution_move=None, stones=board, algorithm=doc["algorithm"],
-                     value=doc["value"], lcb=doc["lcb"], ucb=doc["ucb"], own_value=doc["own_value"],
-                     own_move=doc["own_move"], own_lcb=doc["own_lcb"], own_ucb=doc["own_ucb"],
-                     own_visits=doc["own_visits"], playouts=doc["playouts"], score_mean=doc["score_mean"],
-                     kind=book_kind(found.book).name)
-
-
 def export_url(book: BookInfo) -> str:
     return f"/v1/books/{quote(book.name, safe='')}/export.sgf"
 
 
-def unit_counts(conn, counts: r.BookCounts) -> UnitCounts:
-    """A book's units of work by state, whatever its kind: a statistical book's are its games,
-    counted already (``counts``: seeds among the finished ones, as ``games_finished``); a minimax
-    book's, its expansions (``BookKind.counts``)."""
-    kind = book_kind(counts.book)
-    if kind.jobs is unit_jobs.GAME_JOBS:
-        return UnitCounts(counts.finished, counts.in_progress, counts.set_aside)
-    return kind.counts(conn, counts.book)
-
-
 def book_out(counts: r.BookCounts, units: UnitCounts) -> BookOut:
+    """A book as ``/v1/books`` lists it (``units``: its units of work by state, ``BookKind.unit_counts``)."""
     b = counts.book
     kind = book_kind(b)
     return BookOut(name=b.name, size=b.size, komi=b.komi, rules=b.rules, algorithm=b.algorithm,
@@ -142,15 +115,6 @@ def game_out(game: GameRow, book: str) -> GameOut:
                    created_at=game.created_at, updated_at=game.updated_at, finished_at=game.finished_at)
 
 
-def in_flight(game: GameRow, book: BookInfo) -> InFlightGame:
-    return unit_in_flight(game.id, list(game.moves), game.n_moves, game.lease_owner, game.updated_at, book)
-
-
-def expansion_in_flight(job, book: BookInfo) -> InFlightGame:
-    """An expansion being searched now, shown as the position it expands."""
-    return unit_in_flight(job.id, list(job.moves), len(job.moves), job.lease_owner, job.lease_until, book)
-
-
 def unit_in_flight(unit_id: int, moves: list[str], n_moves: int, owner, updated_at, book: BookInfo) -> InFlightGame:
     """A unit someone works on now (a game or an expansion), shown as its position. A stored line
     that no longer replays is shown without stones, not allowed to fail the whole progress page."""
@@ -163,56 +127,25 @@ def unit_in_flight(unit_id: int, moves: list[str], n_moves: int, owner, updated_
                         updated_at=updated_at, stones=board)
 
 
-@dataclass
-class _BookFigures:
-    """What ``progress`` reads of one book in its transaction."""
-
-    counts: r.BookCounts
-    units: UnitCounts
-    unit_rate: list
-    unit_growth: list
-    in_flight: list[InFlightGame]
-    in_flight_total: int
-    set_aside: list = field(default_factory=list)
-    games_at_move_cap: int = 0
-
-
-def _book_figures(conn, c: r.BookCounts, now: dt.datetime, games_limit: int) -> _BookFigures:
-    """One book's figures in its own unit (``book_kind``): games being played or expansions being
-    searched, units done over the last hour and over the book's life."""
-    book = c.book
-    kind = book_kind(book)
-    units = unit_counts(conn, c)
-    rate = r.unit_rate_series(conn, kind.jobs, book.id, now=now)
-    growth = r.unit_growth_series(conn, kind.jobs, book, now=now)
-    aside = unit_jobs.set_aside(conn, kind.jobs, book.id, limit=20) if units.set_aside else []
-    if kind.jobs is unit_jobs.GAME_JOBS:
-        playing = r.in_flight_games(conn, book.id, games_limit)
-        total = r.count_in_flight(conn, book.id) if len(playing) >= games_limit else len(playing)
-        return _BookFigures(c, units, rate, growth, [in_flight(g, book) for g in playing], total, aside,
-                            r.count_at_move_cap(conn, book.id, max_moves(book.size)))
-    running = [expansion_in_flight(get_expansion(conn, i), book)
-               for i in unit_jobs.running(conn, kind.jobs, book.id, games_limit)]
-    return _BookFigures(c, units, rate, growth, running, units.leased, aside)
-
-
-def book_progress(f: _BookFigures, games_last_hour: int) -> BookProgress:
-    book, c, units = f.counts.book, f.counts, f.units
-    kind = book_kind(book)
-    games = kind.jobs is unit_jobs.GAME_JOBS  # the games' own fields (rate, growth) hold the units' series
+def book_progress(c: r.BookCounts, built, games_last_hour: int) -> BookProgress:
+    """One book's build on the progress page (``built``: ``BookKind.progress``), in its own unit; a
+    statistical book's series also fill the older game fields (``rate``, ``growth``)."""
+    book, units, kind = c.book, built.units, book_kind(c.book)
     unit_rate = [UnitRatePointOut(start=p.start, end=p.end, units=p.units, per_hour=round(p.per_hour, 3))
-                 for p in f.unit_rate]
-    unit_growth = [UnitGrowthPointOut(at=p.at, done=p.finished) for p in f.unit_growth]
+                 for p in built.rate]
+    unit_growth = [UnitGrowthPointOut(at=p.at, done=p.finished) for p in built.growth]
+    games = built.games_series
     return BookProgress(
         name=book.name, size=book.size, algorithm=book.algorithm, games_finished=c.finished,
         games_in_progress=c.in_progress, games_last_hour=games_last_hour, games_per_hour=float(games_last_hour),
         rate=[RatePointOut(start=p.start, end=p.end, games=p.units, per_hour=p.per_hour) for p in unit_rate]
         if games else [],
         growth=[GrowthPointOut(at=p.at, finished=p.done) for p in unit_growth] if games else [],
-        in_flight=f.in_flight, in_flight_total=f.in_flight_total,
+        in_flight=[unit_in_flight(u.id, u.moves, u.n_moves, u.owner, u.updated_at, book) for u in built.in_flight],
+        in_flight_total=built.in_flight_total,
         games_set_aside=c.set_aside,
-        set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in f.set_aside],
-        games_at_move_cap=f.games_at_move_cap,
+        set_aside=[SetAsideGame(id=i, failures=n, reason=why) for i, n, why in built.set_aside],
+        games_at_move_cap=built.at_move_cap,
         expansions_done=None if games else units.done,
         expansions_pending=None if games else units.open,
         expansions_set_aside=None if games else units.set_aside,
@@ -231,7 +164,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
         counts = game_counts(conn)
         last_hour_all = r.finished_since(conn, hour_ago)
         expansions = r.expansions_done(conn)
-        figures = [_book_figures(conn, c, now, games_limit) for c in page]
+        books = [(c, book_kind(c.book).progress(conn, c, now, games_limit)) for c in page]
         workers = live_workers(conn, worker_seconds, workers_limit)
         live = r.count_live_workers(conn, worker_seconds)
         names = r.book_names(conn, sorted({w["book_id"] for w in workers if w["book_id"] is not None}))
@@ -241,7 +174,7 @@ def progress(store: Store, limit: int, offset: int, games_limit: int, workers_li
                     games_in_progress=sum(v.get(IN_PROGRESS, 0) for v in counts.values()),
                     games_last_hour=last_hour_total, games_per_hour=float(last_hour_total), live_workers=live,
                     expansions_done=expansions)
-    out_books = [book_progress(f, last_hour_all.get(f.counts.book.id, 0)) for f in figures]
+    out_books = [book_progress(c, built, last_hour_all.get(c.book.id, 0)) for c, built in books]
     out_workers = [WorkerOut(id=w["id"], host=w["host"], pid=w["pid"], kind=w["kind"],
                              book=names.get(w["book_id"]) if w["book_id"] is not None else None,
                              game_id=w["game_id"], moves=w["moves"].split(), started_at=w["started_at"],

@@ -314,7 +314,8 @@ def main() -> int:
                         help="driver: one process schedules, as the grid's driver (default); workers: each worker "
                              "schedules when it finds nothing to claim, as an embedded build")
     args = parser.parse_args()
-    from obook.book.library import BookSettings, ensure_book, open_book_store, verify_minimax
+    from obook.book.library import BookSettings, ensure_book, open_book_store
+    from obook.book.verification import verify_minimax
     from tests.conftest import fresh_postgres_database
 
     for workers in [int(w) for w in args.workers.split(",")]:

@@ -142,29 +142,37 @@ def test_the_store_imports_nothing_from_the_book(graph):
 
 
 ALGORITHM_NAMES = {"mbm", "mvbm", "beta", "minimax"}
+KIND_NAMES = {"SELF_PLAY", "SEARCH_VALUED", "SelfPlayKind", "MinimaxKind"}  # obook.book.kinds' kinds
 
 
 def algorithm_tests(path: Path) -> list[int]:
-    """Lines of ``path`` that test a book's algorithm: a comparison with an ``.algorithm`` attribute
-    or with an algorithm's name (a string, or the constants of ``obook.book.rules``)."""
+    """Lines of ``path`` that test a book's algorithm or kind: a comparison with an ``.algorithm``
+    attribute, an algorithm's name (a string, or the constants of ``obook.book.rules``), a kind
+    (``book_kind(...)``, the kinds' objects, their names), and an ``isinstance`` of a kind."""
     lines = []
     for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "isinstance":
+            if any(isinstance(part, ast.Name) and part.id in KIND_NAMES for part in ast.walk(node)):
+                lines.append(node.lineno)
         if not isinstance(node, ast.Compare):
             continue
         for side in [node.left, *node.comparators]:
             for part in ast.walk(side):
                 if ((isinstance(part, ast.Attribute) and part.attr == "algorithm")
                         or (isinstance(part, ast.Constant) and part.value in ALGORITHM_NAMES)
-                        or (isinstance(part, ast.Name) and part.id.lower() in ALGORITHM_NAMES)):
+                        or (isinstance(part, ast.Name) and (part.id.lower() in ALGORITHM_NAMES or part.id in KIND_NAMES))
+                        or (isinstance(part, ast.Constant) and part.value in ("self-play", "search-valued"))
+                        or (isinstance(part, ast.Call) and getattr(part.func, "id", None) == "book_kind")):
                     lines.append(node.lineno)
     return sorted(set(lines))
 
 
 def test_only_the_book_kinds_test_the_algorithm():
     """A book's algorithm changes behaviour through its kind (``obook.book.kinds``) only: the build,
-    the grid, the service, the CLI and the export ask the kind, none tests the algorithm's name.
-    (A search's own ``algorithm``, uct or flat, is another thing: ``obook.search`` is not checked.)"""
-    allowed = {"obook.book.kinds", "obook.book.rules", "obook.book.library"}  # library: validates the settings
+    the grid, the service, the CLI, the settings' checks, the player and the export ask the kind;
+    none tests the algorithm's name, nor which kind it is. (A search's own ``algorithm``, uct or
+    flat, is another thing: ``obook.search`` is not checked.)"""
+    allowed = {"obook.book.kinds", "obook.book.rules"}
     found = {}
     for name, path in module_files().items():
         if name in allowed or name.startswith(("obook.search", "obook.mines")):

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import or_, select, update
 
-from obook.book.library import recount
+from obook.book.verification import recount
 from obook.errors import ObookError
 from obook.store.books import BookInfo, lock_book
 from obook.store.db import Store, as_utc, db_time

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from obook.book.kinds import book_kind
 from obook.book.library import open_book_store
-from obook.book.selfplay import max_moves, mutation_config, warm_up
+from obook.book.selfplay import mutation_config, warm_up
 from obook.errors import ObookError
 from obook.store import jobs
 from obook.store.books import BookInfo, get_book
@@ -31,7 +31,6 @@ from obook.store.db import Store, StoreError, forget_stores
 from obook.store.faults import check_poison
 from obook.store.leases import LeaseLost, new_worker_id
 from obook.store.models import SET_ASIDE
-from obook.store.reporting import count_at_move_cap
 from obook.store.workers import live_workers, remove_worker
 
 log = logging.getLogger(__name__)
@@ -299,9 +298,3 @@ def _stop(processes, grace: float = 30.0) -> None:
         if p.is_alive():
             p.kill()
             p.join()
-
-
-def games_at_move_cap(store: Store, book: BookInfo) -> int:
-    """How many of the book's finished self-play games the move cap (``selfplay.max_moves``) ended."""
-    with store.read() as conn:
-        return count_at_move_cap(conn, book.id, max_moves(book.size))

@@ -71,13 +71,25 @@ def opponent_configs(book: BookInfo) -> list[SearchConfig]:
     """The engines a ``reach`` book models its opponents with: its population (``book.opponents``,
     specs separated by ``;``, each applied over the book's search at the play budget, e.g.
     ``playouts=150;playouts=600;prior_model=off``), else the book's search at the play budget. A
-    population makes the book cover the replies of several engines, not those of one budget."""
+    population makes the book cover the replies of several engines, not those of one budget.
+
+    The one home of this rule: a new book's settings are checked by it (``BookSettings.validated``,
+    ``book`` being the settings), so that a member this rule refuses is an error naming it there,
+    not a failure of the build's first expansion."""
     base = SearchConfig.from_spec(book.search or None).replace(playouts=play_playouts(book), seconds=0.0)
-    members = [spec.strip() for spec in (book.opponents or "").split(";") if spec.strip()]
     configs = []
-    for spec in members or [""]:
-        configs.append(base.replace(**SearchConfig.parse_spec(spec)))
+    for spec in opponent_specs(book.opponents) or [""]:
+        try:
+            configs.append(base.replace(**SearchConfig.parse_spec(spec)))
+        except ObookError as exc:
+            raise ObookError(f"opponent {spec!r}: {exc}") from None
     return configs
+
+
+def opponent_specs(opponents: str | None) -> list[str]:
+    """The members of an opponent population as written (``--opponents``: search specs separated
+    by ``;``), blanks dropped."""
+    return [spec.strip() for spec in (opponents or "").split(";") if spec.strip()]
 
 
 def expansion_seed(key: int, generation: int, move: int | None, salt: int = 0) -> int:

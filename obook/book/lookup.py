@@ -1,5 +1,8 @@
 """One book lookup, whoever asks (``obook lookup``, the service, ``BookPlayer``, self-play), and its
-one serialised form.
+serialised forms: the document (``lookup_document``, ``minimax_document``; the service's common
+form, ``minimax_answer_document``) and the text of ``obook lookup`` (``describe_lookup``,
+``describe_minimax_lookup``). Which of them a book's lookups take is its kind's choice
+(``obook.book.kinds``).
 
 A lookup is the book's rules applied to a position's statistics rows: the candidates in the
 caller's orientation, the usage rule's move (playing from the book) and the coevolution rule's
@@ -200,6 +203,31 @@ def lookup_document(found: BookLookup, brief: bool = False) -> dict:
     return document
 
 
+def describe_lookup(found: BookLookup) -> list[str]:
+    """A statistical book's answer as ``obook lookup`` prints it under the position's lines."""
+    book = found.book
+    if not found.in_book:
+        return ["  out of book: the population has no game through this position"]
+    lines = [f"  {'move':>5} {'games':>7} {'wins':>7} {'draws':>6} {'win rate':>9} {'share of wins':>14} "
+             f"{'mean score':>11}"]
+    for c in found.candidates:
+        marks = []
+        if found.usage is not None and c.point == found.usage.point:
+            marks.append("usage rule")
+        if found.coevolution is not None and c.point == found.coevolution.point:
+            marks.append(f"{book.algorithm.upper()} book move")
+        score = f"{c.score_mean:+.1f}" if c.score_mean is not None else "-"
+        lines.append(f"  {c.vertex:>5} {c.games:>7} {c.wins:>7} {c.draws:>6} {100 * c.winrate:>8.1f}% "
+                     f"{100 * c.share:>13.1f}% {score:>11}{'   <- ' + ', '.join(marks) if marks else ''}")
+    if found.usage is None:
+        lines.append("  usage rule: no move has won a game here")
+    if is_sampling(book):
+        lines.append("  self-play samples each move's Beta(w+1, l+1) (a draw half of each) and a new-move arm (mutate)")
+    elif found.coevolution is None:
+        lines.append(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
+    return lines
+
+
 # ---- minimax books ------------------------------------------------------------------------------------
 
 
@@ -314,3 +342,37 @@ def minimax_document(found: MinimaxLookup) -> dict:
                        for c in found.candidates],
         "usage_move": found.usage.vertex if found.usage is not None else None,
     }
+
+
+def minimax_answer_document(found: MinimaxLookup) -> dict:
+    """A minimax book's lookup in the common form of a lookup document (``lookup_document``'s
+    fields, the service's ``LookupOut``): each candidate's minimax value, bounds and prior
+    (``winrate`` is the value, ``share`` the prior; no games), and the position's value."""
+    doc = minimax_document(found)
+    candidates = [{"move": c["move"], "games": 0, "wins": 0, "draws": 0, "winrate": c["value"], "share": c["prior"],
+                   "usage": c["usage"], "coevolution": False, "value": c["value"], "lcb": c["lcb"], "ucb": c["ucb"],
+                   "prior": c["prior"], "visits": c["visits"], "score_mean": c["score_mean"]}
+                  for c in doc["candidates"]]
+    return {"book": doc["book"], "size": doc["size"], "moves": doc["moves"], "to_move": doc["to_move"],
+            "move_number": doc["move_number"], "in_book": doc["in_book"], "games": 0, "candidates": candidates,
+            "usage_move": doc["usage_move"], "coevolution_move": None, "algorithm": doc["algorithm"],
+            "value": doc["value"], "lcb": doc["lcb"], "ucb": doc["ucb"], "own_value": doc["own_value"],
+            "own_move": doc["own_move"], "own_lcb": doc["own_lcb"], "own_ucb": doc["own_ucb"],
+            "own_visits": doc["own_visits"], "playouts": doc["playouts"], "score_mean": doc["score_mean"]}
+
+
+def describe_minimax_lookup(found: MinimaxLookup) -> list[str]:
+    """A minimax book's answer as ``obook lookup`` prints it under the position's lines."""
+    if found.value is None:
+        return ["  out of book: the book has no node for this position"]
+    lines = [f"  minimax value {100 * found.value:.1f}% [{100 * found.lcb:.1f}, {100 * found.ucb:.1f}]; "
+             f"best move outside the book: {found.own_move or 'none'} {100 * found.own_value:.1f}%",
+             f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7} {'visits':>7} {'score':>6}"]
+    for c in found.candidates:
+        mark = "   <- book move" if found.usage is not None and c.point == found.usage.point else ""
+        lines.append(f"  {c.vertex:>5} {100 * c.value:>6.1f}% {100 * c.lcb:>6.1f}% {100 * c.ucb:>6.1f}% "
+                     f"{100 * c.prior:>6.1f}% {c.visits:>7} "
+                     f"{format(c.score_mean, '+.1f') if c.score_mean is not None else '-':>6}{mark}")
+    if found.usage is None:
+        lines.append("  playing from the book leaves it here (the best move outside it is clearly better)")
+    return lines

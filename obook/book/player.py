@@ -20,17 +20,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from obook.book.kinds import is_search_valued
+from obook.book.kinds import book_kind
 from obook.book.library import open_book_store, open_keyed_book
-from obook.book.lookup import BookLookup, book_lookup, minimax_lookup
+from obook.book.lookup import BookLookup, MinimaxLookup
 from obook.errors import ObookError
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
 from obook.search.player import ROOT_PRIORS, Player
 from obook.search.result import MoveStats, SearchResult
 from obook.store.books import BookInfo
-from obook.store.minimax import node_reader
-from obook.store.stats import Rows, position_stats
 
 COLOR_WORDS = {BLACK: "black", WHITE: "white"}
 
@@ -81,13 +79,13 @@ class BookPlayer(Player):
         self.store = open_book_store(store_url)
         self.book = open_keyed_book(self.store, book_name, "play from it")
         self.min_games = max(1, min_games)
+        self.kind = book_kind(self.book)
         self.soft_visits = soft_visits  # > 0: a minimax book's values are prior visits of the search, no book move
         if soft_visits > 0:
-            if not is_search_valued(self.book) or ROOT_PRIORS not in inner.root_controls:
+            if not self.kind.gives_priors or ROOT_PRIORS not in inner.root_controls:
                 raise ObookError("--book-soft needs a minimax book and the uct search in one process")
         self.max_moves = (self.book.depth or None) if max_moves is None else max_moves  # None: no cap
-        self._rows: dict[int, Rows] = {}
-        self._nodes: dict[int, object] = {}  # a minimax book's nodes read so far
+        self._records: dict[int, object] = {}  # the positions' records read so far (statistics rows, nodes)
         self.book_moves = 0  # book moves recorded over the player's life
         self.game = {BLACK: BookPlay(), WHITE: BookPlay()}  # the current game's record, per colour
 
@@ -102,29 +100,20 @@ class BookPlayer(Player):
                 and position.komi == self.book.komi and not position.setup_black and not position.setup_white
                 and (self.max_moves is None or len(position.moves) < self.max_moves))
 
-    def rows(self, key: int) -> Rows:
-        """A position's statistics, read from the store once."""
-        rows = self._rows.get(key)
-        if rows is None:
+    def record(self, key: int):
+        """A position's record (its statistics rows, a minimax book's node with its children's
+        bounds), read from the store once."""
+        if key not in self._records:
             with self.store.read() as conn:
-                rows = self._rows[key] = position_stats(conn, self.book.id, key)
-        return rows
+                self._records[key] = self.kind.reader(conn, self.book.id)(key)
+        return self._records[key]
 
-    def lookup(self, position: Position) -> BookLookup:
-        return book_lookup(self.book, position, self.rows, self.min_games)
+    def lookup(self, position: Position) -> BookLookup | MinimaxLookup:
+        return self.kind.lookup(self.book, position, self.record, self.min_games)
 
-    def minimax_node(self, key: int):
-        """A minimax book's node with its children's bounds (None: not in the book), read once."""
-        if key not in self._nodes:
-            with self.store.read() as conn:
-                self._nodes[key] = node_reader(conn, self.book.id)(key)
-        return self._nodes[key]
-
-    def minimax_result(self, position: Position) -> BookResult | None:
+    def minimax_result(self, found: MinimaxLookup, started: float) -> BookResult | None:
         """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least
         the value of the best move outside the book) with its figures; None: leave the book."""
-        started = time.perf_counter()
-        found = minimax_lookup(self.book, position, self.minimax_node)
         stats = [MoveStats(point=c.point, visits=int(round(1000 * c.prior)), winrate=c.value, variance=0.0,
                            pv=[c.point]) for c in found.candidates]
         if found.usage is None:
@@ -141,10 +130,12 @@ class BookPlayer(Player):
         """The usage rule's answer with the book's figures, or None when out of book."""
         if not self.applies_to(position):
             return None
-        if is_search_valued(self.book):
-            return self.minimax_result(position)
         started = time.perf_counter()
-        found = self.lookup(position)
+        return self.kind.book_result(self, self.lookup(position), started)
+
+    def statistics_result(self, found: BookLookup, started: float) -> BookResult | None:
+        """A statistical book's move: the usage rule's, with the population's figures (games as
+        visits); None: out of book."""
         choice = found.usage
         if choice is None:
             return None
@@ -159,11 +150,11 @@ class BookPlayer(Player):
         visits of the search's root (None: not in the book)."""
         if not self.applies_to(position):
             return None
-        found = minimax_lookup(self.book, position, self.minimax_node)
+        found = self.lookup(position)
         return {c.point: (self.soft_visits, c.value) for c in found.candidates} or None
 
     def genmove(self, position, seconds=None, playouts=None, on_progress=None, progress_interval=0.5, cancel=None):
-        if self.soft_visits > 0 and is_search_valued(self.book):
+        if self.soft_visits > 0:  # only a book whose kind gives priors gets here (``__init__``)
             priors = self.soft_priors(position)
             extra = {"root_priors": priors} if priors else {}
             return self.inner.genmove(position, seconds=seconds, playouts=playouts, on_progress=on_progress,

@@ -46,6 +46,7 @@ from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.games import GameRow, top_up_games
 from obook.store.leases import GameLease, LeaseLost, new_worker_id
+from obook.store.reporting import count_at_move_cap
 from obook.store.stats import ReadRows
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,12 @@ def move_seed(game_seed: int, move_number: int) -> int:
 
 def max_moves(size: int) -> int:
     return 3 * size * size
+
+
+def games_at_move_cap(store: Store, book: BookInfo) -> int:
+    """How many of the book's finished self-play games the move cap (``max_moves``) ended."""
+    with store.read() as conn:
+        return count_at_move_cap(conn, book.id, max_moves(book.size))
 
 
 def mutation_config(book: BookInfo, seconds: float | None = None) -> SearchConfig:

@@ -1,4 +1,5 @@
-"""SGF in and out of a book (sgfmill): seed games as individuals, the book as one game tree."""
+"""SGF in and out of a book (sgfmill): seed games as individuals, the book as one game tree (a statistical
+book's or a minimax book's: which one a book takes is its kind's choice, ``BookKind.export``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from pathlib import Path
 from sgfmill import sgf
 
 from obook.book.keys import UNSCORED, engine_line, game_outcome, opening_record
-from obook.book.kinds import is_search_valued
 from obook.book.lookup import book_lookup, minimax_lookup
 from obook.book.rules import is_sampling
 from obook.errors import ObookError
@@ -271,13 +271,11 @@ def _book_tree(book: BookInfo, header: str, moves_of, depth: int | None, max_nod
     return game.serialise(), nodes
 
 
-def export_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | None = None,
-                max_nodes: int = 100_000) -> tuple[bytes, int]:
-    """The book as one SGF game tree: each node a book move, most played first, with games, wins
-    and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent). Returns the
-    SGF and the number of move nodes."""
-    if is_search_valued(book):
-        return export_minimax_book(store, book, depth, max_nodes)
+def export_statistical_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | None = None,
+                            max_nodes: int = 100_000) -> tuple[bytes, int]:
+    """A statistical book as one SGF game tree: each node a book move, most played first, with
+    games, wins and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent).
+    Returns the SGF and the number of move nodes. (Every book's export: ``BookKind.export``.)"""
     if depth is None or depth <= 0:
         depth = book.depth  # 0: the book has no cap (``max_nodes`` bounds the tree)
     elif book.depth > 0:

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from obook.book.rules import ALGORITHMS, is_sampling
+from obook.book.rules import ALGORITHMS
 from obook.errors import ObookError
 
 
@@ -198,7 +198,7 @@ def _keyed_book(store, name, use):
 
 def cmd_build(args) -> int:
     from obook.book.build import BuildPlan, build
-    from obook.book.kinds import book_kind, is_search_valued
+    from obook.book.kinds import book_kind
     from obook.book.library import BookSettings, ensure_book
     from obook.errors import ObookError
 
@@ -246,11 +246,8 @@ def cmd_build(args) -> int:
         _print_set_aside(store, book, file=err)
         return 1
     print(f"done: {final.finished} {kind.unit}s done in book {book.name!r} ({minutes:.1f} min)")
-    if not is_search_valued(book):
-        from obook.book.build import games_at_move_cap
-        from obook.book.selfplay import max_moves
-
-        print(f"  {games_at_move_cap(store, book)} of them ended at the move cap ({max_moves(book.size)} moves)")
+    for line in kind.build_summary(store, book):
+        print(line)
     print(f"  store:  {store.name}")
     print(f"  query:  obook lookup --book {book.name} \"\"        (the book's moves on the empty board)")
     print(f"  export: obook export --book {book.name} --sgf {book.name}.sgf")
@@ -301,7 +298,9 @@ def _rule(book) -> str:
 
 
 def _depth(depth: int) -> str:
-    return str(depth) if depth > 0 else "unlimited"
+    from obook.book.kinds import describe_depth
+
+    return describe_depth(depth)
 
 
 def _sgf_files(paths: list[Path]) -> list[Path]:
@@ -347,12 +346,12 @@ def cmd_seed(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from obook.book.sgfio import export_book
+    from obook.book.kinds import book_kind
     from obook.errors import ObookError
 
     store = _store(args)
     book = _keyed_book(store, args.book, "export it")
-    data, nodes = export_book(store, book, min_games=args.min_games, depth=args.depth)
+    data, nodes = book_kind(book).export(store, book, min_games=args.min_games, depth=args.depth)
     if args.sgf == "-":  # the SGF alone on stdout, for a pipe; the count goes to stderr
         try:
             sys.stdout.flush()
@@ -373,41 +372,22 @@ def cmd_export(args) -> int:
 
 def cmd_lookup(args) -> int:
     from obook.book.keys import engine_line
-    from obook.book.kinds import is_search_valued
+    from obook.book.kinds import book_kind
     from obook.book.library import lookup
-    from obook.book.lookup import lookup_document
 
     store = _store(args)
     book = _keyed_book(store, args.book, "look positions up in it")
+    kind = book_kind(book)
     found = lookup(store, book, args.moves, min_games=args.min_games)
-    if is_search_valued(book):
-        return _print_minimax_lookup(found, args.json)
     if args.json:
-        print(json.dumps({**lookup_document(found, brief=True), "engine": _engine_document(book)}, indent=2))
+        print(json.dumps({**kind.document(found, brief=True), "engine": _engine_document(book)}, indent=2))
         return 0
     moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
     side = "Black" if found.position.to_move == 1 else "White"
     print(f"book {book.name!r}, after {moves}: {side} to play")
     print(f"  engine: {engine_line(book)}")
-    if not found.in_book:
-        print("  out of book: the population has no game through this position")
-        return 0
-    print(f"  {'move':>5} {'games':>7} {'wins':>7} {'draws':>6} {'win rate':>9} {'share of wins':>14} {'mean score':>11}")
-    for c in found.candidates:
-        marks = []
-        if found.usage is not None and c.point == found.usage.point:
-            marks.append("usage rule")
-        if found.coevolution is not None and c.point == found.coevolution.point:
-            marks.append(f"{book.algorithm.upper()} book move")
-        score = f"{c.score_mean:+.1f}" if c.score_mean is not None else "-"
-        print(f"  {c.vertex:>5} {c.games:>7} {c.wins:>7} {c.draws:>6} {100 * c.winrate:>8.1f}% {100 * c.share:>13.1f}%"
-              f" {score:>11}{'   <- ' + ', '.join(marks) if marks else ''}")
-    if found.usage is None:
-        print("  usage rule: no move has won a game here")
-    if is_sampling(book):
-        print("  self-play samples each move's Beta(w+1, l+1) (a draw half of each) and a new-move arm (mutate)")
-    elif found.coevolution is None:
-        print(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
+    for line in kind.describe_lookup(found):
+        print(line)
     return 0
 
 
@@ -419,101 +399,26 @@ def _engine_document(book) -> dict:
             "differences_from_this_obook": engine_differences(book.search, book.knowledge)}
 
 
-def _print_minimax_lookup(found, as_json: bool) -> int:
-    from obook.book.keys import engine_line
-    from obook.book.lookup import minimax_document
-
-    if as_json:
-        print(json.dumps({**minimax_document(found), "engine": _engine_document(found.book)}, indent=2))
-        return 0
-    moves = " ".join(found.position.vertex(p) for _, p in found.position.moves) or "(empty board)"
-    side = "Black" if found.position.to_move == 1 else "White"
-    print(f"book {found.book.name!r}, after {moves}: {side} to play")
-    print(f"  engine: {engine_line(found.book)}")
-    if found.value is None:
-        print("  out of book: the book has no node for this position")
-        return 0
-    print(f"  minimax value {100 * found.value:.1f}% [{100 * found.lcb:.1f}, {100 * found.ucb:.1f}]; "
-          f"best move outside the book: {found.own_move or 'none'} {100 * found.own_value:.1f}%")
-    print(f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7} {'visits':>7} {'score':>6}")
-    for c in found.candidates:
-        mark = "   <- book move" if found.usage is not None and c.point == found.usage.point else ""
-        print(f"  {c.vertex:>5} {100 * c.value:>6.1f}% {100 * c.lcb:>6.1f}% {100 * c.ucb:>6.1f}% "
-              f"{100 * c.prior:>6.1f}% {c.visits:>7} "
-              f"{format(c.score_mean, '+.1f') if c.score_mean is not None else '-':>6}{mark}")
-    if found.usage is None:
-        print("  playing from the book leaves it here (the best move outside it is clearly better)")
-    return 0
-
-
 def cmd_verify(args) -> int:
-    from obook.book.kinds import is_search_valued
-    from obook.book.library import verify
+    from obook.book.kinds import book_kind
 
     store = _store(args)
     book = _keyed_book(store, args.book, "repair it" if args.repair else "verify it")
+    kind = book_kind(book)
     if args.retry_set_aside:
         from obook.book.library import retry_set_aside
 
         back = retry_set_aside(store, book)
-        unit = "expansion" if is_search_valued(book) else "game"
-        print(f"book {book.name!r}: {len(back)} set-aside {unit}(s) put back to work"
+        print(f"book {book.name!r}: {len(back)} set-aside {kind.unit}(s) put back to work"
               + (f" ({', '.join(map(str, back[:20]))}{', ...' if len(back) > 20 else ''})" if back else "")
               + (f"; run `obook build` or `obook grid run` for the book to take them up" if back else ""))
-    if is_search_valued(book):
-        return _verify_minimax(store, book, args.repair)
-    result = verify(store, book, repair=args.repair)
-    print(f"book {book.name!r}: {result.games} finished games, {result.rows} statistics rows")
+    result = kind.verify(store, book, repair=args.repair)
+    print(result.headline(book.name))
     _print_set_aside(store, book)
-    for game_id, why in result.bad_games[:20]:
-        print(f"  game {game_id} does not replay: {why}")
-    for key, move, value in result.missing[:20]:
-        print(f"  position {key:016x} move {move}: should be games/wins/draws {value[0]}/{value[1]}/{value[2]}")
-    for key, move, value in result.extra[:20]:
-        print(f"  position {key:016x} move {move}: stored {value[0]}/{value[1]}/{value[2]} but no finished game has it")
-    for key, move, counted, stored in result.scores[:20]:
-        print(f"  position {key:016x} move {move}: should be scored games/score sum {counted[0]}/{counted[1]:g}, "
-              f"stored {stored[0]}/{stored[1]:g}")
-    if result.clean:
-        print("  statistics match the games")
-        return 0
-    print(f"  {len(result.missing)} wrong or missing rows, {len(result.extra)} extra rows, "
-          f"{len(result.scores)} rows with wrong scores, "
-          f"{len(result.bad_games)} bad games" + ("; repaired" if args.repair else ""))
-    if args.repair and not result.bad_games:
-        print("  statistics repaired: they now match the games")
-        return 0
-    if args.repair:
-        print(f"  the statistics are repaired; the {len(result.bad_games)} games that do not replay remain "
-              "(they are left out of the statistics)")
-    return 1
-
-
-def _verify_minimax(store, book, repair: bool) -> int:
-    from obook.book.library import verify_minimax
-
-    result = verify_minimax(store, book, repair=repair)
-    print(f"book {book.name!r}: {result.nodes} nodes, {result.edges} edges (search-valued)")
-    _print_set_aside(store, book)
-    for key, computed, stored in result.differences[:20]:
-        print(f"  node {key:016x}: stored {stored}, recomputed {computed}")
-    for parent, move, child in result.dangling[:20]:
-        print(f"  edge {parent:016x} move {move} leads to {child:016x}, which is not stored")
-    if result.done_counted != result.done_counter:
-        print(f"  the book counts {result.done_counter} expansions done; {result.done_counted} are")
-    if result.clean:
-        print("  every backed-up value matches the stored searches")
-        return 0
-    print(f"  {len(result.differences)} nodes differ, {len(result.dangling)} dangling edges"
-          + (", a wrong count of expansions done" if result.done_counted != result.done_counter else "")
-          + ("; repaired" if result.repaired else ""))
-    if repair and not result.dangling:
-        print("  repaired: every backed-up value now matches the stored searches")
-        return 0
-    if repair:
-        print(f"  the values are repaired; the {len(result.dangling)} dangling edges remain (--repair does not "
-              "remove them)")
-    return 1
+    lines, sound = result.report(args.repair)
+    for line in lines:
+        print(line)
+    return 0 if sound else 1
 
 
 def _print_set_aside(store, book, file=None) -> int:
@@ -534,9 +439,8 @@ def _print_set_aside(store, book, file=None) -> int:
 
 
 def cmd_books(args) -> int:
-    from obook.book.build import games_at_move_cap
     from obook.book.keys import ENGINE_VERSION, engine_line
-    from obook.book.kinds import book_kind, is_search_valued
+    from obook.book.kinds import book_kind
     from obook.store.books import list_books
     from obook.store.games import game_counts
 
@@ -550,18 +454,7 @@ def cmd_books(args) -> int:
         c = counts.get(b.id, {})
         other = (f"; engine version {b.engine_version}, not this obook's {ENGINE_VERSION}: its keys cannot be used"
                  if b.engine_version != ENGINE_VERSION else "")
-        if is_search_valued(b):
-            from obook.store.minimax import node_count
-
-            with store.read() as conn:
-                units, nodes = book_kind(b).counts(conn, b), node_count(conn, b.id)
-            aside = f", {units.set_aside} set aside" if units.set_aside else ""
-            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {_rule(b)}, "
-                  f"{nodes} nodes, {units.done} expansions done, {units.open} pending{aside}{other}")
-        else:
-            print(f"{b.name}: {b.size}x{b.size} komi {b.komi:g} {b.algorithm.upper()} depth {_depth(b.depth)}, "
-                  f"{c.get('finished', 0)} finished ({games_at_move_cap(store, b)} at the move cap), "
-                  f"{c.get('in_progress', 0)} in progress{other}")
+        print(f"{b.name}: {book_kind(b).listing(store, b, c)}{other}")
         print(f"  {engine_line(b)}")
     return 0
 

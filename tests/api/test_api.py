@@ -769,7 +769,7 @@ def test_candidates_show_the_movers_mean_final_score(store_url, store):
     of the games through it whose score is known (a resignation has none); the score is kept
     with the statistics at each finish (the self-play path too), checked and repaired by verify."""
     from obook.book.keys import opening_record
-    from obook.book.library import verify
+    from obook.book.verification import verify
     from obook.store.games import finish_game
 
     book = ensure_book(store, "scored", BookSettings(size=9, komi=7.5))

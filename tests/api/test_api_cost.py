@@ -57,6 +57,22 @@ def test_the_estimates_do_not_undercount_what_the_caches_hold(store, book):
     assert held > 0 and estimated >= 0.8 * held
 
 
+def test_a_minimax_books_position_out_of_book_is_cached_as_nothing(store):
+    """A minimax book's record of a position it does not hold is None: the cache keeps it (so that
+    the question is not read again until the book changes) and weighs it as an empty record,
+    rather than failing the lookup."""
+    import anyio
+
+    from obook.book.library import BookSettings, ensure_book
+
+    ensure_book(store, "mm", BookSettings(size=9, algorithm="minimax", search="playouts=300", seconds_per_move=0))
+    service = BookService(store, threads=1, cache_seconds=600)
+    body, _ = anyio.run(service.lookup_body, "mm", "E5", 1)
+    assert b'"in_book":false' in body and b'"algorithm":"minimax"' in body
+    assert service.stats.bytes == 500  # one entry, no rows
+    assert anyio.run(service.lookup_body, "mm", "E5", 1)[0] == body
+
+
 def test_long_questions_cannot_grow_the_caches_past_their_budget(store, book):
     import anyio
 
@@ -121,12 +137,12 @@ def test_progress_is_computed_once_per_interval_for_every_client(store, book, mo
 def test_an_export_is_made_once_per_generation_of_the_book_and_bounded_by_bytes(store, book, monkeypatch):
     """``export.sgf`` replays and queries up to 20,000 nodes: it is made once for every client until
     the book gets a new game, and the kept exports stay within their byte budget."""
-    from obook.book import sgfio
+    from obook.book.kinds import SelfPlayKind
     from tests.api.test_api import add_game
 
     calls = []
-    real = sgfio.export_book
-    monkeypatch.setattr(sgfio, "export_book", lambda *a, **k: calls.append(k) or real(*a, **k))
+    real = SelfPlayKind.export
+    monkeypatch.setattr(SelfPlayKind, "export", lambda *a, **k: calls.append(k) or real(*a, **k))
     service = BookService(store, threads=2, fresh_seconds=0)
     first = [service.export_sgf("demo", 1, None, 5000) for _ in range(5)]
     assert len(calls) == 1 and first[0].startswith(b"(;") and all(e == first[0] for e in first)

@@ -11,7 +11,8 @@ from api_lookup import DEPTH, MINIMAX_BOOK, build_minimax_book  # noqa: E402
 
 
 def test_the_bulk_loaded_minimax_book_verifies_and_plays_its_book_move_along_every_opening(postgres_url):
-    from obook.book.library import lookup, open_book_store, verify_minimax
+    from obook.book.library import lookup, open_book_store
+    from obook.book.verification import verify_minimax
     from obook.store.books import get_book
     from obook.store.minimax import count_done, node_count
 

@@ -162,7 +162,7 @@ def test_a_result_is_staged_once_under_its_lease_and_applied_once(store):
     next applies every staged result, once; the book counts its expansions done as it applies them
     (what the driver reads instead of counting), and ``obook verify`` checks and repairs that count."""
     from obook.book.kinds import SEARCH_VALUED
-    from obook.book.library import verify_minimax
+    from obook.book.verification import verify_minimax
 
     rng = random.Random(9)
     book = ensure_book(store, "staged", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",

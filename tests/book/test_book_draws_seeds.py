@@ -9,7 +9,8 @@ import pytest
 from sqlalchemy import select, update
 
 from obook.book.keys import UNSCORED, opening_statistics
-from obook.book.library import BookSettings, ensure_book, lookup, verify
+from obook.book.library import BookSettings, ensure_book, lookup
+from obook.book.verification import verify
 from obook.book.selfplay import Outcome, SelfPlayer
 from obook.book.sgfio import ACCEPT, MOVES_ONLY, KomiMismatch, classify_result, result_score, seed_book
 from obook.errors import ObookError

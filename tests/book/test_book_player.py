@@ -33,6 +33,19 @@ def seeded_book(url):
     return store, book
 
 
+def test_a_statistical_book_gives_no_soft_priors(tmp_path):
+    """The soft mode (the book's values as the search's prior visits) needs a book whose kind gives
+    values (a minimax book's, ``BookKind.gives_priors``): a statistical book is refused at once, even
+    under the uct search, rather than played as if it had none."""
+    from obook.errors import ObookError
+
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    seeded_book(url)
+    with pytest.raises(ObookError, match="^--book-soft needs a minimax book and the uct search in one process$"):
+        BookPlayer(make_player("playouts=64"), url, "p", soft_visits=10)
+    assert BookPlayer(make_player("playouts=64"), url, "p").soft_visits == 0
+
+
 def test_usage_rule_in_book_and_search_outside(tmp_path):
     url = f"sqlite:///{tmp_path / 'p.db'}"
     seeded_book(url)

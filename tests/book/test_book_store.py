@@ -9,9 +9,10 @@ import pytest
 from sgfmill import sgf
 
 from obook.book.keys import opening_record, opening_statistics
-from obook.book.library import BookSettings, ensure_book, lookup, open_book_store, verify
+from obook.book.kinds import book_kind
+from obook.book.library import BookSettings, ensure_book, lookup, open_book_store
+from obook.book.verification import verify
 from obook.book.selfplay import SelfPlayer
-from obook.book.sgfio import export_book
 from obook.errors import ObookError
 from sqlalchemy import update
 from obook.store.books import find_book
@@ -225,7 +226,7 @@ def test_export_is_a_game_tree_sgfmill_reads(store):
     add_game(store, book, ["E5", "C5", "G5"], "B")
     add_game(store, book, ["E5", "C5", "D3"], "W")
     add_game(store, book, ["E5", "G3"], "B")
-    data, nodes = export_book(store, book)
+    data, nodes = book_kind(book).export(store, book)
     game = sgf.Sgf_game.from_bytes(data)
     root = game.get_root()
     (first,) = root
@@ -235,5 +236,5 @@ def test_export_is_a_game_tree_sgfmill_reads(store):
     replies = [child.get_move()[1] for child in first]
     assert len(replies) == 2 and len(first[0]) == 2  # the most played reply first, with its two answers
     assert nodes == 5
-    _, filtered = export_book(store, book, min_games=2)
+    _, filtered = book_kind(book).export(store, book, min_games=2)
     assert filtered == 2

@@ -14,7 +14,8 @@ import sys
 
 from sqlalchemy import create_engine, select, text, update
 
-from obook.book.library import ensure_book, open_book_store, verify
+from obook.book.library import ensure_book, open_book_store
+from obook.book.verification import verify
 from obook.book.selfplay import SelfPlayer, start_games
 from obook.grid.driver import Driver, DriverPlan
 from obook.grid.slices import FINISHED, HANDED_ON, new_token, play_slice

@@ -196,7 +196,7 @@ def unit_counts(conn, book):
 
 def test_expansions_grow_a_book_that_verifies(store, compiled_engine):
     from obook.book.expansion import root_key
-    from obook.book.library import verify_minimax
+    from obook.book.verification import verify_minimax
     from obook.book.backup import load_nodes
 
     book = minimax_book(store)
@@ -221,7 +221,7 @@ def test_expansions_grow_a_book_that_verifies(store, compiled_engine):
 
 def test_a_reach_book_adds_the_likely_replies_it_schedules(store, compiled_engine):
     from obook.book.expansion import Expander, root_key
-    from obook.book.library import verify_minimax
+    from obook.book.verification import verify_minimax
     from obook.book.backup import load_nodes
 
     book = minimax_book(store, name="reach", expansion="reach", play_playouts=30)
@@ -383,7 +383,7 @@ def test_symmetric_moves_are_one_book_move(store, compiled_engine):
 
 def test_a_duplicate_or_late_delivery_writes_nothing(store, compiled_engine):
     from obook.book.expansion import Expander
-    from obook.book.library import verify_minimax
+    from obook.book.verification import verify_minimax
     from obook.store.leases import LeaseLost
     from obook.book.backup import load_nodes
     from obook.store import jobs
@@ -426,7 +426,7 @@ def get_expansion_row(store, job_id):
 def test_verify_finds_and_repairs_a_wrong_stored_value(store, compiled_engine):
     from sqlalchemy import update
 
-    from obook.book.library import verify_minimax
+    from obook.book.verification import verify_minimax
     from obook.store.minimax import NODES
 
     book = minimax_book(store)
@@ -582,7 +582,8 @@ def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_
 def test_a_build_killed_hard_resumes_and_loses_at_most_the_searches_running(tmp_path, compiled_engine):
     """SIGKILL the whole build (parent and workers) in the middle of expansions, run it again: the
     book ends with exactly the target of expansions, each done once, and verifies clean."""
-    from obook.book.library import open_book_store, verify_minimax
+    from obook.book.library import open_book_store
+    from obook.book.verification import verify_minimax
     from obook.store.books import get_book
     from obook.store.minimax import JOBS
     from sqlalchemy import select
@@ -622,12 +623,12 @@ def test_a_build_killed_hard_resumes_and_loses_at_most_the_searches_running(tmp_
 def test_export_writes_the_minimax_values(store, compiled_engine):
     from sgfmill import sgf
 
+    from obook.book.kinds import book_kind
     from obook.book.library import lookup
-    from obook.book.sgfio import export_book
 
     book = minimax_book(store)
     expand(store, book, 4)
-    data, count = export_book(store, book)
+    data, count = book_kind(book).export(store, book)
     root = sgf.Sgf_game.from_bytes(data).get_root()
     assert count >= 4 and len(root) >= 1
     first = root[0]
@@ -679,7 +680,8 @@ def test_cached_minimax_answers_follow_the_book_and_its_repair(store, store_url,
     from sqlalchemy import update
 
     from api.app import create_app
-    from obook.book.library import lookup, verify_minimax
+    from obook.book.library import lookup
+    from obook.book.verification import verify_minimax
     from obook.config import Settings
     from obook.store.db import to_signed
     from obook.store.minimax import NODES
@@ -757,6 +759,30 @@ def test_expansion_settings_belong_to_minimax_books_and_reach_is_the_default():
                            (dict(algorithm="minimax", play_playouts=-1), "must be positive")):
         with pytest.raises(ObookError, match=message):
             BookSettings(**wrong).validated()
+
+
+def test_each_kind_of_book_settles_its_own_options():
+    """The options one kind of book has and the other refuses are its kind's (``BookKind.options``,
+    ``check_search``), for every algorithm: a minimax book's searches are uct, its depth is never
+    capped and its expansion is reach unless given; a statistical book keeps its depth and refuses
+    the minimax options; an unknown algorithm is an error naming the choices."""
+    from obook.book.library import BookSettings
+    from obook.errors import ObookError
+
+    for algorithm in ("mbm", "mvbm", "beta"):
+        settled = BookSettings(algorithm=algorithm, depth=12).validated()
+        assert (settled.depth, settled.expansion, settled.seed_salt) == (12, "cost", 0)
+        assert BookSettings(algorithm=algorithm, search="algorithm=flat").validated().search.startswith("algorithm=flat")
+        with pytest.raises(ObookError, match="^--seed-salt is an option of a minimax book"):
+            BookSettings(algorithm=algorithm, seed_salt=5).validated()
+        with pytest.raises(ObookError, match="^--expansion and --play-playouts are options of a minimax book$"):
+            BookSettings(algorithm=algorithm, expansion="cost").validated()
+    settled = BookSettings(algorithm="minimax", depth=12, seed_salt=5).validated()
+    assert (settled.depth, settled.expansion, settled.seed_salt) == (0, "reach", 5)
+    with pytest.raises(ObookError, match="^search algorithm=flat: a minimax book's searches are uct$"):
+        BookSettings(algorithm="minimax", search="algorithm=flat").validated()
+    with pytest.raises(ObookError, match="^algorithm 'mcts': choose one of mbm, mvbm, beta, minimax$"):
+        BookSettings(algorithm="mcts").validated()
 
 
 def test_minimax_lookups_on_the_event_loop_answer_as_the_threads_do(store, store_url, compiled_engine):

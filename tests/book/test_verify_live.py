@@ -14,7 +14,8 @@ import time
 
 from sqlalchemy import select, update
 
-from obook.book.library import open_book_store, recompute_stats, verify
+from obook.book.library import open_book_store
+from obook.book.verification import recompute_stats, verify
 from obook.store.books import get_book
 from obook.store.db import forget_stores
 from obook.store.stats import STATS, all_stats
@@ -80,7 +81,7 @@ def test_verify_and_repair_while_a_build_expands_a_minimax_book(store_url, compi
     spoilt bound writes the back-up of the snapshot, which no commit can interleave with."""
     from sqlalchemy import update as sql_update
 
-    from obook.book.library import verify_minimax
+    from obook.book.verification import verify_minimax
     from obook.store.minimax import NODES
     from tests.book.test_build_faults import MINIMAX_BUILD
     from tests.book.test_kill_points import expansion_counts

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, update
 
-from obook.book.library import BookSettings, ensure_book, verify
+from obook.book.library import BookSettings, ensure_book
+from obook.book.verification import verify
 from obook.book.selfplay import SelfPlayer, start_games
 from obook.grid.driver import Driver, DriverPlan, FinishRate, wanted_in_flight
 from obook.grid.slices import BUSY, FINISHED, HANDED_ON, new_token, play_slice

@@ -8,7 +8,8 @@ import logging
 from sqlalchemy import create_engine, text
 
 from obook.book.keys import ENGINE_VERSION, opening_statistics
-from obook.book.library import open_book_store, verify
+from obook.book.library import open_book_store
+from obook.book.verification import verify
 from obook.store.books import get_book
 from obook.store.db import forget_stores, to_signed
 from obook.store.migrate import head_revision, upgrade

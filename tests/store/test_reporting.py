@@ -144,7 +144,7 @@ def test_live_workers_and_book_names(store):
 
 
 def test_games_the_move_cap_ended_are_counted(store):
-    from obook.book.build import games_at_move_cap
+    from obook.book.selfplay import games_at_move_cap
     from obook.book.selfplay import max_moves
 
     book = new_book(store, "capped")
