@@ -241,3 +241,23 @@ def postgres_url(postgres_database):
     _empty_postgres(postgres_database)
     yield postgres_database
     forget_stores()
+
+
+# ---- connections that stop answering (tests/blackhole.py) ---------------------------------------------
+
+
+@pytest.fixture
+def black_hole():
+    """A factory of ``BlackHoleProxy`` in front of ``host:port``; every proxy is closed at the end
+    (which also ends any wait a failing test left hanging on one)."""
+    from tests.blackhole import BlackHoleProxy
+
+    proxies = []
+
+    def make(host: str, port: int) -> BlackHoleProxy:
+        proxies.append(BlackHoleProxy(host, port))
+        return proxies[-1]
+
+    yield make
+    for proxy in proxies:
+        proxy.close()
