@@ -291,7 +291,7 @@ class AsyncStatsReader:
             deadline.cancel()
             pool.discard()
             await _close_quietly(cursor)
-            if expired:
+            if expired and not isinstance(exc, asyncio.CancelledError):
                 raise QueryTimeout(f"the database {self.store.name} did not answer within {self.timeout:g} s "
                                    "(OBOOK_API_DB_TIMEOUT)") from None
             if isinstance(exc, (OSError, psycopg.OperationalError)):

@@ -62,6 +62,7 @@ def test_the_threads_reader_gives_up_on_a_silent_server(proxied):
             error, seconds = within(20, timed, call, *args)
             assert "did not answer" in str(error) or "cannot reach" in str(error), error
             assert seconds < TIMEOUT + 2 * 2 + 1.5, (call.__name__, seconds)
+            print(f"\nthreads' reader, {call.__name__}: {type(error).__name__} after {seconds:.1f} s")
         proxy.forward()
         assert sorted(reader.position_stats(book_id, KEY)) == [(3, 4, 1, 2, 0, 0.0)]
         assert reader.changes(book_id) == 0
@@ -83,6 +84,7 @@ def test_the_event_loop_reader_gives_up_on_a_silent_server(proxied):
             with pytest.raises(StoreError, match="did not answer|cannot reach"):
                 await reader.position_stats(book_id, KEY)
             assert time.monotonic() - start < TIMEOUT + 2 * 2 + 1.5
+            print(f"\nevent loop's reader: StoreError after {time.monotonic() - start:.1f} s")
             assert pool.count == 0 and not pool.idle  # the silent connection was dropped
         proxy.forward()
         assert sorted(await reader.position_stats(book_id, KEY)) == [(3, 4, 1, 2, 0, 0.0)]
