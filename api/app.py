@@ -57,7 +57,8 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
     app.state.redact_key = os.urandom(32)  # keys the pseudonyms anonymous clients see (api.views.pseudonym)
     app.state.service = BookService(store, threads=settings.api_threads, cache_seconds=settings.api_cache_seconds,
                                     cache_size=settings.api_cache_size, fresh_seconds=settings.api_fresh_seconds,
-                                    cache_mb=settings.api_cache_mb, export_cache_mb=settings.api_export_cache_mb)
+                                    cache_mb=settings.api_cache_mb, export_cache_mb=settings.api_export_cache_mb,
+                                    db_timeout=settings.api_db_timeout)
     for router in (books.router, games.router, progress.router):
         app.include_router(router)
     app.add_middleware(CachedLookups, service=app.state.service)

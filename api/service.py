@@ -120,7 +120,8 @@ class BookService:
     """
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
-                 fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0):
+                 fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0,
+                 db_timeout: float = 5.0):
         self.store = store
         self.limits = ThreadLimits(threads)
         self.threads, self.heavy_threads = self.limits.threads, self.limits.heavy_threads
@@ -132,8 +133,10 @@ class BookService:
         # a book's settings row: without the answer cache (OBOOK_API_CACHE_SECONDS=0) still kept for
         # fresh_seconds, or every lookup would read it again (a transaction, a third of an uncached lookup)
         self.books = BoundedCache(256, min(cache_seconds, 5.0) if cache_seconds > 0 else fresh_seconds)
-        self.reader = StatsReader(store, pool_size=self.threads)
-        self.async_reader = None if store.is_sqlite else AsyncStatsReader(store, pool_size=max(2, self.threads // 2))
+        # db_timeout (OBOOK_API_DB_TIMEOUT): a lookup on a connection that stopped answering fails (503)
+        self.reader = StatsReader(store, pool_size=self.threads, timeout=db_timeout)
+        self.async_reader = None if store.is_sqlite else AsyncStatsReader(store, pool_size=max(2, self.threads // 2),
+                                                                          timeout=db_timeout)
         self.versions = BookVersions(self.reader.changes, fresh_seconds)
         # exports (SGF bytes) under the book's generation, bounded by their bytes (OBOOK_API_EXPORT_CACHE_MB)
         self.exports = BoundedCache(256, cache_seconds, export_cache_mb * 2**20, lambda _key, value: 200 + len(value[1]))
@@ -186,8 +189,7 @@ class BookService:
         book = self.books.get(name)
         if book is None:
             self.check()
-            with self.store.read() as conn:
-                book = get_book(conn, name)
+            book = self.reader.book(name)  # bounded by OBOOK_API_DB_TIMEOUT, as the lookup's other reads
             self.books.put(name, book)
         return book
 

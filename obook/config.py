@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -30,12 +31,14 @@ class Settings(BaseSettings):
     db_connect_timeout: float = 10.0  # seconds to open a PostgreSQL connection
     db_statement_timeout: float = 300.0  # longest PostgreSQL statement, seconds (0: no limit)
     db_idle_transaction_timeout: float = 60.0  # PostgreSQL ends a session idle this long inside a transaction
+    broker_timeout: float = Field(5.0, ge=2.0)  # seconds a Redis connection may stay silent (publish, consume, connect)
     durable_moves: bool = False  # grid workers wait for the disk at each commit (see workers/tasks.py)
     api_host: str = "127.0.0.1"
     api_port: int = 8000
     api_threads: int = 8  # threads that run the service's blocking work (database, replays)
     api_cache_seconds: float = 600.0  # longest a lookup answer is reused (0: no cache); new games refresh it sooner
     api_fresh_seconds: float = 1.0  # how often the service asks whether a book has new games
+    api_db_timeout: float = Field(5.0, gt=0)  # longest a lookup waits for the database's answer (then 503)
     api_cache_size: int = 20000  # lookup answers kept in memory
     api_cache_mb: float = 192.0  # and at most this much memory (estimated) for the three lookup caches
     worker_concurrency: int = 0  # processes of one grid worker (0: the machine's CPU count)

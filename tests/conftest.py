@@ -103,8 +103,9 @@ class RestartableServer:
     def url(self) -> str:
         return f"postgresql+psycopg://postgres@127.0.0.1:{self.port}/postgres"
 
-    def ctl(self, action: str) -> None:
-        done = subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", self.version, RESTART_CLUSTER, action],
+    def ctl(self, action: str, *options: str) -> None:
+        done = subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *options, self.version, RESTART_CLUSTER,
+                               action],
                               capture_output=True, text=True, timeout=120)
         if done.returncode != 0:
             raise RuntimeError(f"pg_ctlcluster {self.version} {RESTART_CLUSTER} {action}: "
@@ -121,6 +122,12 @@ class RestartableServer:
             time.sleep(down_seconds)
         finally:
             self.ctl("start")
+
+    def crash(self) -> None:
+        """An immediate shutdown (``-m immediate``: no checkpoint, what a power cut or a killed
+        server leaves, recovered from the WAL at the next start), then up again."""
+        self.ctl("stop", "--mode=immediate")
+        self.ctl("start")
 
     def started_at(self):
         """When the server last started (``pg_postmaster_start_time``): a restart changes it."""
@@ -241,3 +248,23 @@ def postgres_url(postgres_database):
     _empty_postgres(postgres_database)
     yield postgres_database
     forget_stores()
+
+
+# ---- connections that stop answering (tests/blackhole.py) ---------------------------------------------
+
+
+@pytest.fixture
+def black_hole():
+    """A factory of ``BlackHoleProxy`` in front of ``host:port``; every proxy is closed at the end
+    (which also ends any wait a failing test left hanging on one)."""
+    from tests.blackhole import BlackHoleProxy
+
+    proxies = []
+
+    def make(host: str, port: int) -> BlackHoleProxy:
+        proxies.append(BlackHoleProxy(host, port))
+        return proxies[-1]
+
+    yield make
+    for proxy in proxies:
+        proxy.close()

@@ -11,6 +11,14 @@
 - ``worker_prefetch_multiplier = 1`` (and ``-O fair`` from ``obook worker``): a worker reserves only
   what it runs, so games are not hoarded by a busy worker while another is idle.
 - JSON only, no result backend: the store holds every result.
+- ``OBOOK_BROKER_TIMEOUT`` bounds every Redis connection (kombu's ``socket_timeout``, its connect
+  timeout, keepalives, and redis-py's health check before a command on a connection idle that long):
+  kombu's default is to wait for ever, so a broker that stopped answering (a NAT that forgot the
+  connection, a frozen machine) hung the driver's publish, and with it the build, for ever. Now the
+  publish fails within a few timeouts (Celery retries it once on a new connection), the driver logs
+  it and sends the unit again when its token expires (issue 33, item 5). A worker's consumer on a
+  silent connection is dropped and reconnected by kombu's own check of its BRPOP
+  (``health_check_interval``).
 """
 
 from __future__ import annotations
@@ -26,7 +34,15 @@ def celery_config() -> dict:
         "broker_url": s.broker_url,
         "broker_connection_retry_on_startup": True,
         "broker_connection_max_retries": None,  # a broker restart is waited out
-        "broker_transport_options": {"visibility_timeout": s.visibility_timeout},
+        "broker_transport_options": {
+            "visibility_timeout": s.visibility_timeout,
+            "socket_timeout": s.broker_timeout,  # above kombu's BRPOP poll (1 s): the setting's minimum is 2
+            "socket_connect_timeout": s.broker_timeout,
+            "socket_keepalive": True,
+            "health_check_interval": max(int(s.broker_timeout), 2),
+        },
+        "broker_connection_timeout": s.broker_timeout,
+        "task_publish_retry_policy": {"max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5},
         "task_default_queue": s.queue,
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,

@@ -16,10 +16,12 @@ KOMBU_PRIORITY_SEPARATOR = "\x06\x16"  # kombu's Redis transport keeps prioritie
 def redis_pending(broker_url: str, queue: str):
     """A function returning the raw text of every message waiting in ``queue`` or reserved by a
     worker (kombu's ``unacked`` hash), where the task arguments appear in the ``argsrepr`` header;
-    None when Redis cannot be asked."""
+    None when Redis cannot be asked (within ``OBOOK_BROKER_TIMEOUT``)."""
     import redis  # lazy: the grid extra; the driver's tests run without a broker
 
-    client = redis.Redis.from_url(broker_url, socket_timeout=2, socket_connect_timeout=2)
+    timeout = settings().broker_timeout
+    client = redis.Redis.from_url(broker_url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                                  socket_keepalive=True)
     names = [queue] + [f"{queue}{KOMBU_PRIORITY_SEPARATOR}{p}" for p in (3, 6, 9)]
 
     def pending() -> str | None:

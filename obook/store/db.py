@@ -237,10 +237,10 @@ class Store:
             self.writer.dispose()
 
 
-def postgres_connect_args() -> dict:
+def postgres_connect_args(statement_timeout: float | None = None) -> dict:
     """The bounds of every PostgreSQL connection of obook (``OBOOK_DB_CONNECT_TIMEOUT``,
-    ``OBOOK_DB_STATEMENT_TIMEOUT``, ``OBOOK_DB_IDLE_TRANSACTION_TIMEOUT``; libpq's own parameters in
-    the URL still win). The last one is for a process frozen inside a transaction (SIGSTOP, a
+    ``OBOOK_DB_STATEMENT_TIMEOUT`` unless ``statement_timeout`` is given (the service's lookups: a
+    point read), ``OBOOK_DB_IDLE_TRANSACTION_TIMEOUT``; libpq's own parameters in the URL still win). The last one is for a process frozen inside a transaction (SIGSTOP, a
     suspended machine: its kernel still answers keepalives): without it the row locks it holds
     (a game, the statistics rows of a finish) stall every other player until it wakes up; with
     it the server ends that session, the locks go, the frozen player's lease expires as a dead
@@ -252,8 +252,9 @@ def postgres_connect_args() -> dict:
         "tcp_user_timeout": 60_000,  # ms: unacknowledged data fails the connection after a minute
     }
     options = []
-    if s.db_statement_timeout > 0:
-        options.append(f"-c statement_timeout={int(s.db_statement_timeout * 1000)}")
+    statement_timeout = s.db_statement_timeout if statement_timeout is None else statement_timeout
+    if statement_timeout > 0:
+        options.append(f"-c statement_timeout={max(1, int(statement_timeout * 1000))}")
     if s.db_idle_transaction_timeout > 0:
         options.append(f"-c idle_in_transaction_session_timeout={int(s.db_idle_transaction_timeout * 1000)}")
     if options:

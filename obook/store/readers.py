@@ -5,19 +5,34 @@ Kept apart from the dashboard's figures (``reporting``, read a few times a secon
 these answer thousands of requests a second: they keep connections of their own and skip what
 SQLAlchemy adds around a query (``StatsReader`` for the service's threads, ``AsyncStatsReader``
 for its event loop).
+
+Both bound every query by ``timeout`` (``OBOOK_API_DB_TIMEOUT``) twice over: the server's statement
+timeout ends a slow query, and a deadline of the client's own ends the wait for a connection that
+stopped answering (a server behind a NAT that forgot it, a frozen machine, whose kernel may still
+acknowledge and answer keepalives): at the deadline the connection's socket is shut down, the
+query fails at once, the connection is dropped and the lookup fails (503) with ``QueryTimeout``.
+Without it such a lookup waited for ever, and the freshness check (``api.freshness``) held its
+book's lock meanwhile (issue 33, item 5). A new connection is bounded by ``OBOOK_DB_CONNECT_TIMEOUT``
+and has TCP keepalives (``obook.store.db.postgres_connect_args``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
+import socket
+import threading
+import time
 import weakref
+from contextlib import contextmanager
 
 from sqlalchemy import create_engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from obook.store.db import StoreError, to_signed, to_unsigned
+from obook.store.books import get_book
+from obook.store.db import StoreError, postgres_connect_args, to_signed, to_unsigned
 from obook.store.minimax import ChildBounds, NodeRow, last_change, node_reader
 from obook.store.models import FINISHED
 from obook.store.reporting import count_games
@@ -41,22 +56,106 @@ MINIMAX_NODE_SQL = ("SELECT n.position_key, n.moves, n.policy, n.searched_edges,
                     "WHERE n.book_id = %s AND n.position_key = %s GROUP BY n.book_id, n.position_key")
 
 
+class QueryTimeout(StoreError):
+    """The database did not answer a lookup's query within the reader's timeout."""
+
+
+def shut_down_socket(fileno: int) -> None:
+    """End every wait on the connection with socket ``fileno`` (its reads see the end of the stream)
+    without closing the descriptor, which its driver still owns."""
+    try:
+        sock = socket.socket(fileno=fileno)
+    except OSError:
+        return
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    finally:
+        sock.detach()
+
+
+class SocketDeadlines:
+    """Deadlines of the queries running in threads: a watchdog thread shuts down the socket of a
+    query not answered within ``seconds`` (``shut_down_socket``). One thread for every query of a
+    reader: a timer thread per query would cost more than the query."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self._armed: dict[int, tuple[float, int]] = {}  # token -> (deadline, socket)
+        self._fired: set[int] = set()
+        self._tokens = itertools.count()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    @contextmanager
+    def bound(self, fileno: int, what: str):
+        """Run the block with a deadline on the connection of socket ``fileno``; past it, the block
+        fails with ``QueryTimeout`` naming ``what``."""
+        token = next(self._tokens)
+        with self._lock:
+            if not self._armed:
+                self._wake.set()
+            self._armed[token] = (time.monotonic() + self.seconds, fileno)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="obook-read-deadlines", daemon=True)
+                self._thread.start()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._armed.pop(token, None)
+                fired = token in self._fired
+                self._fired.discard(token)
+            if fired:
+                raise QueryTimeout(f"the database {what} did not answer within {self.seconds:g} s "
+                                   "(OBOOK_API_DB_TIMEOUT)") from None
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    def _watch(self) -> None:
+        tick = min(0.1, self.seconds / 4)
+        while not self._closed:
+            with self._lock:
+                idle = not self._armed
+                if idle:
+                    self._wake.clear()
+                now = time.monotonic()
+                for token, (deadline, fileno) in list(self._armed.items()):
+                    if now >= deadline:
+                        del self._armed[token]
+                        self._fired.add(token)
+                        shut_down_socket(fileno)  # under the lock: the block has not given the socket back
+            if idle:
+                self._wake.wait()
+            else:
+                time.sleep(tick)
+
+
 class StatsReader:
     """Point reads of a book's statistics for a service that answers many lookups a second.
 
     On PostgreSQL it keeps its own pool of autocommit connections without a liveness ping: a
     lookup is one ``SELECT`` by primary-key prefix, and the ``BEGIN``/``COMMIT`` and ping around it
     would triple its round trips. A connection the server dropped fails one request (503) and is
-    replaced. On SQLite it reads through the store's engine.
+    replaced. Every query has ``timeout`` seconds (``SocketDeadlines``, and the server's statement
+    timeout). On SQLite it reads through the store's engine.
     """
 
-    def __init__(self, store, pool_size: int = 8):
+    def __init__(self, store, pool_size: int = 8, timeout: float = 5.0):
         self.store = store
+        self.deadlines = None
         if store.is_sqlite:
             self.engine = store.engine
         else:
+            self.deadlines = SocketDeadlines(timeout)
             self.engine = create_engine(store.url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=False,
-                                        isolation_level="AUTOCOMMIT")
+                                        isolation_level="AUTOCOMMIT", pool_timeout=max(timeout, 1.0),
+                                        connect_args=postgres_connect_args(statement_timeout=timeout))
 
     def position_stats(self, book_id: int, key: int) -> list[tuple]:
         """``obook.store.stats.position_stats``; on PostgreSQL as one fixed SQL string on the pool's
@@ -76,11 +175,13 @@ class StatsReader:
             why = exc.orig if isinstance(exc, DBAPIError) else exc
             raise StoreError(f"cannot reach the database {self.store.name}: {str(why).strip()[:200]}") from None
         try:
-            with raw.cursor() as cursor:
+            with self.deadlines.bound(raw.driver_connection.pgconn.socket, self.store.name), raw.cursor() as cursor:
                 cursor.execute(sql, params)
                 return cursor.fetchall()
         except Exception as exc:
             raw.invalidate()  # a dropped connection is not given back to the pool
+            if isinstance(exc, StoreError):
+                raise
             if isinstance(exc, (OSError, self._operational)):
                 raise StoreError(f"cannot reach the database {self.store.name}: {str(exc).strip()[:200]}") from None
             raise
@@ -96,11 +197,22 @@ class StatsReader:
     def _read(self, query, *args):
         try:
             with self.engine.connect() as conn:
-                return query(conn, *args)
+                if self.deadlines is None:
+                    return query(conn, *args)
+                try:
+                    with self.deadlines.bound(conn.connection.driver_connection.pgconn.socket, self.store.name):
+                        return query(conn, *args)
+                except QueryTimeout:
+                    conn.invalidate()
+                    raise
         except DBAPIError as exc:
             if exc.connection_invalidated or isinstance(exc.orig, OSError) or "connect" in str(exc.orig).lower():
                 raise StoreError(f"cannot reach the database {self.store.name}: {str(exc.orig).strip()[:200]}") from None
             raise
+
+    def book(self, name: str):
+        """The book's row (``obook.store.books.get_book``), within the lookups' timeout."""
+        return self._read(get_book, name)
 
     def finished_games(self, book_id: int) -> int:
         return self._read(count_games, book_id, FINISHED)
@@ -121,6 +233,8 @@ class StatsReader:
         return _minimax_node(self._read_raw(MINIMAX_NODE_SQL, (book_id, to_signed(key))))
 
     def dispose(self) -> None:
+        if self.deadlines is not None:
+            self.deadlines.close()
         if self.engine is not self.store.engine:
             self.engine.dispose()
 
@@ -133,15 +247,17 @@ class AsyncStatsReader:
     ``SELECT``; handing it to a thread and back costs more than both (about 0.1 ms of CPU per hop
     here, and the GIL passed between the loop and the threads at each step), so the service reads
     the statistics on the loop itself (issue 20, item 9). Connections are made when first needed,
-    at most ``pool_size`` per loop; one that fails is closed and the request fails (503).
+    at most ``pool_size`` per loop; one that fails is closed and the request fails (503), as does
+    one that has not answered within ``timeout`` (its socket shut down by a timer of the loop).
 
     The pool keeps each connection as one binary cursor on it, reused by every query: a cursor made
     per query (``AsyncConnection.execute``) with text results took a third more CPU (a minimax node
     with its edges, one query at a time on uvloop: 0.16 against 0.12 ms a query)."""
 
-    def __init__(self, store, pool_size: int = 4):
+    def __init__(self, store, pool_size: int = 4, timeout: float = 5.0):
         self.store = store
         self.pool_size = max(pool_size, 1)
+        self.timeout = timeout
         url = make_url(store.url)
         self.conninfo = url.set(drivername="postgresql").render_as_string(hide_password=False)
         self._pools: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopPool]" = weakref.WeakKeyDictionary()
@@ -165,23 +281,36 @@ class AsyncStatsReader:
             cursor = await pool.get(self._connect)
         except (OSError, psycopg.OperationalError) as exc:
             raise StoreError(f"cannot reach the database {self.store.name}: {str(exc).strip()[:200]}") from None
+        expired = []
+        fileno = cursor.connection.pgconn.socket
+        deadline = loop.call_later(self.timeout, lambda: (expired.append(True), shut_down_socket(fileno)))
         try:
             await cursor.execute(sql, params, prepare=True)
             rows = await cursor.fetchall()
         except BaseException as exc:  # cancelled mid-query or failed: the connection's state is unknown
+            deadline.cancel()
             pool.discard()
             await _close_quietly(cursor)
+            if expired and not isinstance(exc, asyncio.CancelledError):
+                raise QueryTimeout(f"the database {self.store.name} did not answer within {self.timeout:g} s "
+                                   "(OBOOK_API_DB_TIMEOUT)") from None
             if isinstance(exc, (OSError, psycopg.OperationalError)):
                 raise StoreError(f"cannot reach the database {self.store.name}: {str(exc).strip()[:200]}") from None
             raise
-        pool.put(cursor)
+        deadline.cancel()
+        if expired:  # answered as the deadline shut the socket: the connection is gone
+            pool.discard()
+            await _close_quietly(cursor)
+        else:
+            pool.put(cursor)
         return rows
 
     async def _connect(self):
         """A new connection, as the binary cursor the pool keeps of it."""
         import psycopg  # lazy: the PostgreSQL driver, only for a PostgreSQL store
 
-        conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True, connect_timeout=10)
+        conn = await psycopg.AsyncConnection.connect(self.conninfo, autocommit=True,
+                                                     **postgres_connect_args(statement_timeout=self.timeout))
         return conn.cursor(binary=True)
 
     async def close(self) -> None:
