@@ -167,8 +167,11 @@ def test_a_worker_frozen_past_its_lease_is_a_zombie_whose_writes_are_refused(gri
     stop_file = tmp_path / "frozen.pid"
     idle = {"OBOOK_DB_IDLE_TRANSACTION_TIMEOUT": "3"}
     zombie = grid.start_worker(OBOOK_TEST_STOP_AT=f"{point}:{stop_file}", **idle)
-    grid.start_worker(**idle)
     grid.start_driver("zombie", target, *BOOK_OPTIONS)
+    # the other worker starts once the zombie plays: on a loaded machine it could otherwise finish
+    # every game before the zombie's pool process reached its point
+    wait_until(lambda: grid.sql("SELECT 1 FROM workers WHERE game_id IS NOT NULL"), 240, what="the first worker to play")
+    grid.start_worker(**idle)
     pid = int(wait_until(lambda: stop_file.exists() and stop_file.read_text(), 240, what="a pool process to stop"))
     wait_until(lambda: open(f"/proc/{pid}/stat").read().split()[2] == "T", 10, what="the process to be stopped")
     assert os.getpgid(pid) == zombie.pid
