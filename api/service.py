@@ -44,6 +44,8 @@ from obook.store.readers import AsyncStatsReader, StatsReader
 log = logging.getLogger(__name__)
 
 MAX_GAME_ID = 2**31 - 1  # the games.id column is a 32-bit integer
+# the most a progress page shows (the route's bounds): books, units in flight a book, live workers
+PROGRESS_BOOKS, PROGRESS_UNITS, PROGRESS_WORKERS = 50, 20, 200
 MAX_MOVES = 722  # two full boards of 19x19: longer is no opening
 
 
@@ -402,13 +404,26 @@ class BookService:
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:
         """The progress page, computed at most once per ``fresh_seconds`` (half a second at least)
-        for each set of parameters whoever asks: the dashboard polls it every 1.5 s per viewer."""
-        key = (limit, offset, games_limit, workers_limit)
+        whoever asks: the dashboard polls it every 1.5 s per viewer. Pages are computed whole
+        (``PROGRESS_BOOKS`` books from a multiple of it, every unit and worker a page may show) and
+        cut to what was asked, so that varying the parameters neither computes the page again nor
+        evicts the dashboard's entry (issue 33)."""
+        start = offset - offset % PROGRESS_BOOKS
+        pages = [self._progress_page(start)]
+        if offset + limit > start + PROGRESS_BOOKS:
+            pages.append(self._progress_page(start + PROGRESS_BOOKS))
+        books = [b for page in pages for b in page.books][offset - start:offset - start + limit]
+        first = pages[0]
+        return first.model_copy(update={
+            "limit": limit, "offset": offset, "workers": first.workers[:workers_limit],
+            "books": [b.model_copy(update={"in_flight": b.in_flight[:games_limit]}) for b in books]})
+
+    def _progress_page(self, start: int) -> ProgressOut:
         with self._progress_lock:  # concurrent askers wait for the one computation
-            hit = self._progress.get(key)
+            hit = self._progress.get(start)
             if hit is None:
-                hit = self._compute_progress(limit, offset, games_limit, workers_limit)
-                self._progress.put(key, hit)
+                hit = self._compute_progress(PROGRESS_BOOKS, start, PROGRESS_UNITS, PROGRESS_WORKERS)
+                self._progress.put(start, hit)
             return hit
 
     def _compute_progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:

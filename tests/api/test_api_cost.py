@@ -130,7 +130,15 @@ def test_progress_is_computed_once_per_interval_for_every_client(store, book, mo
     service = BookService(store, threads=2, fresh_seconds=30)
     answers = [service.progress(20, 0, 8, 50) for _ in range(20)]
     assert len(calls) == 1 and all(a == answers[0] for a in answers)
-    service.progress(10, 0, 8, 50)  # other parameters: their own computation
+    # other parameters (issue 33: each used to be computed, and to evict the dashboard's entry): cut
+    # from the same computation, and what a computation of their own would answer
+    for limit, offset, games_limit, workers_limit in [(10, 0, 8, 50), (1, 0, 0, 0), (50, 0, 20, 200), (5, 3, 2, 1)]:
+        cut = service.progress(limit, offset, games_limit, workers_limit)
+        own = real(store, limit, offset, games_limit, workers_limit)
+        timeless = {"generated_at": True, "books": {"__all__": {"rate", "growth", "unit_rate", "unit_growth"}}}
+        assert cut.model_dump(exclude=timeless) == own.model_dump(exclude=timeless)  # series: of their instant
+    assert len(calls) == 1  # none by the service
+    service.progress(20, 50, 8, 50)  # the next page of books: its own computation
     assert len(calls) == 2
 
 
