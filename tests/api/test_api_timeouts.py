@@ -14,8 +14,7 @@ from sqlalchemy.engine import make_url
 
 from obook.book.library import open_book_store
 from obook.config import settings
-from obook.book.library import BookSettings, ensure_book
-from tests.api.test_api import GAMES, add_game, make_client
+from tests.api.test_api import book, make_client  # noqa: F401 - book: the same fixture, over this module's store
 from tests.blackhole import within
 
 TIMEOUT = 1.0  # OBOOK_API_DB_TIMEOUT of these tests
@@ -25,14 +24,6 @@ BOUND = TIMEOUT + 2 * 2 + 1.5  # and OBOOK_DB_CONNECT_TIMEOUT=2 for new connecti
 @pytest.fixture
 def store(postgres_url):
     return open_book_store(postgres_url, create=True)
-
-
-@pytest.fixture
-def book(store):
-    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
-    for moves, winner in GAMES:
-        add_game(store, book, moves, winner)
-    return book
 
 
 @pytest.fixture
