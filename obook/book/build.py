@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from obook.book.kinds import book_kind
+from obook.book.kinds import book_kind, is_search_valued
 from obook.book.library import open_book_store
 from obook.book.selfplay import max_moves, mutation_config, warm_up
 from obook.errors import ObookError
@@ -30,6 +30,7 @@ from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError, forget_stores
 from obook.store.faults import check_poison
 from obook.store.leases import LeaseLost, new_worker_id
+from obook.store.minimax import node_count
 from obook.store.models import SET_ASIDE
 from obook.store.reporting import count_at_move_cap
 from obook.store.workers import live_workers, remove_worker
@@ -220,6 +221,14 @@ class BuildStatus:
     set_aside: int = 0  # units that failed OBOOK_MAX_GAME_FAILURES times
     unit: str = "game"
     set_aside_units: list[tuple[int, int, str | None]] = field(default_factory=list)  # (id, failures, reason)
+    nodes: int | None = None  # a minimax book's positions (None: a self-play book)
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds to the target at this build's rate so far (None before its first unit)."""
+        if self.rate_per_hour <= 0:
+            return None
+        return max(self.target - self.finished, 0) * 3600.0 / self.rate_per_hour
 
 
 def status(store: Store, book: BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
@@ -229,11 +238,12 @@ def status(store: Store, book: BookInfo, target: int, started: float, finished_a
         counts = kind.counts(conn, book)
         aside = jobs.set_aside(conn, kind.jobs, book.id, limit=10) if counts.set_aside else []
         workers = [w for w in live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
+        nodes = node_count(conn, book.id) if is_search_valued(book) else None
     elapsed = max(time.time() - started, 1e-9)
     rate = (counts.done - finished_at_start) * 3600.0 / elapsed
     sequences = [(w["id"].split(":")[2] if w["id"].count(":") >= 2 else w["id"], w["game_id"], w["moves"])
                  for w in workers]
-    return BuildStatus(counts.done, counts.open, target, sequences, rate, counts.set_aside, kind.unit, aside)
+    return BuildStatus(counts.done, counts.open, target, sequences, rate, counts.set_aside, kind.unit, aside, nodes)
 
 
 def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:
