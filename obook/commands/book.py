@@ -275,7 +275,7 @@ def _print_minimax_plan(store, book, plan, budget, err) -> None:
     deep = mutation_config(book, plan.seconds)
     search = f"{deep.seconds:g} s" if deep.seconds > 0 else f"{deep.playouts:,} playouts"
     asked = f" (--for {budget.text})" if budget is not None else ""
-    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, minimax search values, "
+    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {_rule(book)}, "
           f"grown by {book.expansion}) in {store.name}", file=err)
     print(f"  for play at {play_search(book).playouts:,} playouts a move{asked}; each node a search of {search}",
           file=err)
