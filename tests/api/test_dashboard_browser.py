@@ -88,8 +88,8 @@ def live_service(tmp_path, compiled_engine):
     build_log, server_log = tmp_path / "build.log", tmp_path / "serve.log"
     with open(build_log, "wb") as build_out, open(server_log, "wb") as server_out:
         build = subprocess.Popen(obook + ["build", "--db", url, "--book", "live", "--algorithm", "mvbm", "--size", "9",
-                                          "--games", "400", "--workers", "1", "--search", "playouts=30", "--seconds-per-move", "0",
-                                          "--quiet"], cwd=ROOT, stdout=build_out, stderr=subprocess.STDOUT)
+                                          "--games", "400", "--workers", "1", "--search", "playouts=30",
+                                          "--seconds-per-move", "0", "--quiet"], cwd=ROOT, stdout=build_out, stderr=subprocess.STDOUT)
         server = subprocess.Popen(obook + ["serve", "--db", url, "--port", str(port), "--log-level", "warning"],
                                   cwd=ROOT, stdout=server_out, stderr=subprocess.STDOUT)
     try:

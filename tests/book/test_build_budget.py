@@ -106,7 +106,8 @@ def test_a_minimax_build_speaks_of_expansions_and_says_how_to_play_it(tmp_path, 
     assert re.search(r"done: 3 expansions done in book 'mm', \d+ nodes", built.stdout)
     assert not re.search(r"\bgames?\b|self-play|mutation|move cap", out, re.IGNORECASE), out
     assert f"look:   obook lookup --db {url} --book mm" in built.stdout
-    assert re.search(r'play:   .*obook.* gtp --book mm --book-db sqlite:///\S+b\.db --config "playouts=20"', built.stdout)
+    play = r'play:   .*obook.* gtp --book mm --book-db sqlite:///\S+b\.db --config "playouts=20"'
+    assert re.search(play, built.stdout)
     assert f"grow:   obook build --db {url} --book mm --target 6" in built.stdout
 
     # continued with --games (still accepted), no other option: the book's settings, its unit
