@@ -126,3 +126,12 @@ def test_continuing_an_mvbm_book_without_algorithm_keeps_mvbm(tmp_path, compiled
     assert book_row(url, "s").algorithm == "mvbm"
     assert "MVBM threshold 0.1" in again.stderr and "target 3 games done" in again.stderr
     assert "done: 3 games done in book 's'" in again.stdout and "ended at the move cap" in again.stdout
+
+
+def test_the_eta_is_the_units_to_go_at_the_rate_so_far():
+    from obook.book.build import BuildStatus
+
+    status = BuildStatus(finished=10, in_progress=2, target=40, sequences=[], rate_per_hour=60.0, unit="expansion")
+    assert status.eta_seconds == 30 * 60.0
+    assert BuildStatus(10, 0, 40, [], 0.0).eta_seconds is None  # no unit done yet in this build
+    assert BuildStatus(45, 0, 40, [], 60.0).eta_seconds == 0  # past the target (another builder's units)
