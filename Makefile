@@ -25,7 +25,7 @@ gnugo:
 	fi
 
 run: $(VENV)/.installed-base
-	$(VENV)/bin/obook build --book demo --games 12 --workers 2 --seconds-per-move 0.1
+	$(VENV)/bin/obook build --book demo --for 300 --target 40 --workers 2
 
 # The dashboard's browser test needs /usr/bin/chromium (apt-get install chromium; .ci/run installs it):
 # without it the test is skipped, or fails under OBOOK_REQUIRE_SERVICES=1.

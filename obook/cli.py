@@ -33,7 +33,9 @@ serves them over HTTP and plays with them over GTP in GUIs such as Sabaki and Go
 a database: ./obook.db unless --db or OBOOK_DATABASE_URL names another. `obook COMMAND --help`
 describes each command."""
 EXAMPLES = """examples:
-  obook build --book demo --games 12    build a book in ./obook.db (run it again to continue)
+  obook build --book demo --for 300 --target 40
+                                        build a minimax book for play at 300 playouts a move in
+                                        ./obook.db (run it again to continue; --for 0.25s: seconds)
   obook lookup --book demo "E5 G5"      the book's moves after E5 G5
   obook serve                           the API, /docs and the dashboard on http://127.0.0.1:8000
   obook gtp --book demo --config "policy=heavy,seconds=2"

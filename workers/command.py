@@ -31,7 +31,8 @@ def register(subparsers) -> None:
     r.add_argument("--size", type=int, default=None, help="new book: board size (9)")
     r.add_argument("--komi", type=float, default=None, help="new book: komi (7.5)")
     r.add_argument("--algorithm", choices=ALGORITHMS, default=None,
-                   help="new book: mvbm; minimax: --target-games counts expansions")
+                   help="new book: mvbm (obook build's new books are minimax); "
+                        "minimax: --target-games counts expansions")
     r.add_argument("--depth", type=int, default=None, help="new book: moves of each game that count (20; 0: all)")
     r.add_argument("--search", default=None, help="new book: search options of the mutation player")
     r.add_argument("--seconds-per-move", type=float, default=None, help="new book: thinking time (1.0)")

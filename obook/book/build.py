@@ -219,6 +219,14 @@ class BuildStatus:
     set_aside: int = 0  # units that failed OBOOK_MAX_GAME_FAILURES times
     unit: str = "game"
     set_aside_units: list[tuple[int, int, str | None]] = field(default_factory=list)  # (id, failures, reason)
+    nodes: int | None = None  # a minimax book's positions (None: a self-play book)
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds to the target at this build's rate so far (None before its first unit)."""
+        if self.rate_per_hour <= 0:
+            return None
+        return max(self.target - self.finished, 0) * 3600.0 / self.rate_per_hour
 
 
 def status(store: Store, book: BookInfo, target: int, started: float, finished_at_start: int) -> BuildStatus:
@@ -228,11 +236,12 @@ def status(store: Store, book: BookInfo, target: int, started: float, finished_a
         counts = kind.counts(conn, book)
         aside = jobs.set_aside(conn, kind.jobs, book.id, limit=10) if counts.set_aside else []
         workers = [w for w in live_workers(conn, within_seconds=180) if w["book_id"] == book.id and w["game_id"]]
+        nodes = kind.nodes(conn, book)
     elapsed = max(time.time() - started, 1e-9)
     rate = (counts.done - finished_at_start) * 3600.0 / elapsed
     sequences = [(w["id"].split(":")[2] if w["id"].count(":") >= 2 else w["id"], w["game_id"], w["moves"])
                  for w in workers]
-    return BuildStatus(counts.done, counts.open, target, sequences, rate, counts.set_aside, kind.unit, aside)
+    return BuildStatus(counts.done, counts.open, target, sequences, rate, counts.set_aside, kind.unit, aside, nodes)
 
 
 def build(plan: BuildPlan, on_status=None, poll: float = 0.5) -> BuildStatus:

@@ -113,6 +113,7 @@ class BookKind:
     unit: str
     lease_type: type  # GameLease, ExpansionLease: the lease a worker or a grid token holds a unit by
     gives_priors: bool  # its answers are values a search can take as its root's priors (BookPlayer's soft mode)
+    has_play_budget: bool  # it is built for play at a budget (``--for``: P playouts a move, S a node; obook.book.budget)
 
     @property
     def jobs(self) -> jobs.JobTable:
@@ -150,6 +151,10 @@ class BookKind:
                  limit: int) -> BuildProgress:
         """The build of ``counts.book`` as the progress page shows it, read in ``conn``; at most
         ``limit`` units in flight."""
+        raise NotImplementedError
+
+    def nodes(self, conn: Connection, book: BookInfo) -> int | None:
+        """The book's positions, where it counts them (None: a statistical book's are its games')."""
         raise NotImplementedError
 
     def unit_counts(self, conn: Connection, counts: reporting.BookCounts) -> UnitCounts:
@@ -224,6 +229,10 @@ class SelfPlayKind(BookKind):
     unit: str = "game"
     lease_type: type = GameLease
     gives_priors: bool = False
+    has_play_budget: bool = False
+
+    def nodes(self, conn, book):
+        return None
 
     def options(self, settings) -> dict:
         if settings.expansion is not None or settings.play_playouts:
@@ -305,6 +314,10 @@ class MinimaxKind(BookKind):
     unit: str = "expansion"
     lease_type: type = ExpansionLease
     gives_priors: bool = True
+    has_play_budget: bool = True
+
+    def nodes(self, conn, book):
+        return node_count(conn, book.id)
 
     def check_search(self, config):
         if config.algorithm != "uct":

@@ -60,7 +60,7 @@ def open_keyed_book(store: Store, name: str, use: str) -> BookInfo:
 class BookSettings:
     size: int = 9
     komi: float = 7.5
-    algorithm: str = MVBM
+    algorithm: str = MVBM  # the library's; a new book of `obook build`: budget.NEW_BOOK_ALGORITHM
     threshold: float | None = None  # default: the algorithm's (MBM 0.5, MVBM 0.1; BETA has none: 0)
     search: str = ""  # SearchConfig spec of the mutation player
     seconds_per_move: float = 1.0

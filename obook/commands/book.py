@@ -23,19 +23,26 @@ def _db(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("build", help="build an opening book by MBM/MVBM/Beta self-play with local processes")
+    p = subparsers.add_parser("build", help="build an opening book with local processes: a minimax book of deep "
+                                            "searches (the default), or MBM/MVBM/Beta self-play")
     p.add_argument("--book", default="default", help="book name (created when new)")
     p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
     p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default=None,
-                   help="new book: mvbm; beta: Thompson sampling on Beta(w+1, l+1) with a new-move arm; "
-                        "minimax: search values backed up by minimax (--games counts expansions; "
-                        "give --search playouts=S --seconds-per-move 0)")
+                   help="new book: minimax, search values backed up by minimax (its unit: expansions); the seed "
+                        "papers' self-play rules mbm, mvbm, and beta (Thompson sampling on Beta(w+1, l+1) with a "
+                        "new-move arm), whose unit is games. An existing book keeps its own")
+    p.add_argument("--for", dest="play_budget", default=None, metavar="BUDGET",
+                   help="new minimax book: the play budget it is for, seconds a move (0.25s) or playouts a move "
+                        "(5000): P playouts a move of play (0.25s: 5,000), each node a search of S = 30 x P "
+                        "(default 0.25s; --search, --play-playouts, --seconds-per-move override their part)")
     p.add_argument("--threshold", type=float, default=None,
                    help="book-move threshold (default 0.5 MBM, 0.1 MVBM; beta has none)")
     p.add_argument("--depth", type=int, default=None,
                    help="moves of each game that count in the book (new: 20; 0: every move, no cap)")
-    p.add_argument("--search", default=None, help="search options of the mutation player (SearchConfig spec)")
+    p.add_argument("--search", default=None,
+                   help="search options (SearchConfig spec) of the mutation player, or of a minimax book's nodes "
+                        "(over --for's playouts=S)")
     p.add_argument("--superko", action="store_true", default=None, help="forbid positional superko")
     p.add_argument("--widening", type=float, default=None,
                    help="new book: mutate while a position with N games has fewer than 1+N^W moves (0: off)")
@@ -43,7 +50,8 @@ def register(subparsers) -> None:
                    help="new minimax book: add the move likeliest to be reached in play against an engine of "
                         "--play-playouts (reach, the default), or expand the cheapest node by KataGo's cost (cost)")
     p.add_argument("--play-playouts", type=int, default=None,
-                   help="new minimax book, reach: playouts a move of the play that the book is for (default S/100)")
+                   help="new minimax book, reach: playouts a move of the play that the book is for (default: --for's P; "
+                        "S/100 when --search is given without --for)")
     p.add_argument("--opponents", default=None, metavar="SPEC;SPEC;...",
                    help="new reach book: the opponent population whose replies the book covers, search options "
                         "over the book's at the play budget, e.g. 'playouts=150;playouts=600;prior_model=off' "
@@ -54,9 +62,12 @@ def register(subparsers) -> None:
     p.add_argument("--allow-engine-change", action="store_true",
                    help="continue a book whose recorded search or learned knowledge differs from this obook's "
                         "(the book then records this engine)")
-    p.add_argument("--games", type=int, default=20, help="finished self-play games the book should have (seed games not counted)")
+    p.add_argument("--target", "--expansions", "--games", dest="target", type=int, default=20, metavar="N",
+                   help="units done the book should have: expansions of a minimax book, finished self-play games "
+                        "of the others (seed games not counted); default 20")
     p.add_argument("--workers", type=int, default=None, help="local worker processes (default: CPU count)")
-    p.add_argument("--seconds-per-move", type=float, default=None, help="thinking time of a mutation (new: 1.0)")
+    p.add_argument("--seconds-per-move", type=float, default=None,
+                   help="thinking time of a mutation (new self-play book: 1.0; a minimax book searches by playouts: 0)")
     p.add_argument("--quiet", action="store_true", help="no progress display")
     _db(p)
     p.set_defaults(func=cmd_build)
@@ -197,16 +208,18 @@ def _keyed_book(store, name, use):
 
 
 def cmd_build(args) -> int:
+    from obook.book.budget import build_settings, parse_play_budget
     from obook.book.build import BuildPlan, build
     from obook.book.kinds import book_kind
     from obook.book.library import BookSettings, ensure_book
     from obook.errors import ObookError
 
-    if args.games < 1:
-        raise ObookError("--games must be at least 1")
+    if args.target < 1:
+        raise ObookError("--target (--expansions, --games) must be at least 1")
     workers = args.workers or os.cpu_count() or 1
     if workers < 1:
         raise ObookError("--workers must be at least 1")
+    budget = parse_play_budget(args.play_budget) if args.play_budget is not None else None
     given = {k: v for k, v in {"size": args.size, "komi": args.komi, "algorithm": args.algorithm,
                                 "threshold": args.threshold, "depth": args.depth, "search": args.search,
                                 "superko": args.superko, "seconds_per_move": args.seconds_per_move,
@@ -214,19 +227,22 @@ def cmd_build(args) -> int:
                                 "play_playouts": args.play_playouts, "seed_salt": args.seed_salt,
                                 "opponents": args.opponents}.items()
              if v is not None}
-    wanted = BookSettings(**given)
     store = _store(args, create=True)
-    book = ensure_book(store, args.book, wanted, explicit=set(given) - {"seconds_per_move"},
+    given, budget = build_settings(store, args.book, given, budget)
+    book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given) - {"seconds_per_move"},
                        allow_engine_change=args.allow_engine_change)
-    seconds = args.seconds_per_move
+    seconds = given.get("seconds_per_move")
     kind = book_kind(book)
-    plan = BuildPlan(url=store.url, book=book.name, target=args.games, workers=workers, seconds=seconds)
+    plan = BuildPlan(url=store.url, book=book.name, target=args.target, workers=workers, seconds=seconds)
     err = sys.stderr
-    widening = f", widening {book.widening:g}" if book.widening else ""
-    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {_rule(book)}, "
-          f"depth {_depth(book.depth)}{widening}) in {store.name}", file=err)
-    print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
-          f"mutation move, target {args.games} {kind.unit}s done (Ctrl-C stops; run again to continue)", file=err)
+    if kind.has_play_budget:
+        _print_minimax_plan(store, book, plan, budget, err)
+    else:
+        widening = f", widening {book.widening:g}" if book.widening else ""
+        print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {_rule(book)}, "
+              f"depth {_depth(book.depth)}{widening}) in {store.name}", file=err)
+        print(f"  {workers} worker process(es), {seconds if seconds is not None else book.seconds_per_move:g} s per "
+              f"mutation move, target {args.target} {kind.unit}s done (Ctrl-C stops; run again to continue)", file=err)
     started = time.time()
     print("  loading the engine (the first run compiles it: about a minute)...", file=err)
     try:
@@ -245,14 +261,67 @@ def cmd_build(args) -> int:
               f"{final.set_aside} {kind.unit}(s) set aside (see `obook verify --book {book.name}`)", file=err)
         _print_set_aside(store, book, file=err)
         return 1
-    print(f"done: {final.finished} {kind.unit}s done in book {book.name!r} ({minutes:.1f} min)")
+    nodes = f", {final.nodes} nodes" if final.nodes is not None else ""
+    print(f"done: {final.finished} {kind.unit}s done in book {book.name!r}{nodes} ({minutes:.1f} min)")
     for line in kind.build_summary(store, book):
         print(line)
-    print(f"  store:  {store.name}")
-    print(f"  query:  obook lookup --book {book.name} \"\"        (the book's moves on the empty board)")
-    print(f"  export: obook export --book {book.name} --sgf {book.name}.sgf")
-    print(f"  check:  obook verify --book {book.name}")
+    _print_next_steps(store, book, args.target, f" --db {args.db}" if args.db else "")
     return 0
+
+
+def _print_minimax_plan(store, book, plan, budget, err) -> None:
+    """What a minimax build is about to do, in its own unit: expansions, nodes, the budgets."""
+    from obook.book.budget import play_search
+    from obook.book.kinds import book_kind
+    from obook.book.selfplay import mutation_config
+
+    with store.read() as conn:
+        kind = book_kind(book)
+        done, nodes = kind.counts(conn, book).done, kind.nodes(conn, book)
+    deep = mutation_config(book, plan.seconds)
+    search = f"{deep.seconds:g} s" if deep.seconds > 0 else f"{deep.playouts:,} playouts"
+    asked = f" (--for {budget.text})" if budget is not None else ""
+    print(f"obook build: book {book.name!r} ({book.size}x{book.size}, komi {book.komi:g}, {_rule(book)}, "
+          f"grown by {book.expansion}) in {store.name}", file=err)
+    print(f"  for play at {play_search(book).playouts:,} playouts a move{asked}; each node a search of {search}",
+          file=err)
+    print(f"  {plan.workers} worker process(es), target {plan.target} expansions: {done} done, "
+          f"{max(plan.target - done, 0)} to go, {nodes} nodes (Ctrl-C stops; run again to continue)", file=err)
+
+
+def _print_next_steps(store, book, target: int, db: str = "") -> None:
+    """Where the book is and what to do with it: look, play (the GTP engine command), grow, export, check."""
+    from obook.book.budget import play_search
+    from obook.book.kinds import book_kind
+
+    config = play_search(book).to_spec()
+    print(f"  store:  {store.name}")
+    print(f"  look:   obook lookup{db} --book {book.name} \"\"        (the book's moves on the empty board)")
+    print(f"  play:   {_obook_command()} gtp --book {book.name} --book-db {_absolute_url(store)}"
+          + (f' --config "{config}"' if config else ""))
+    budget = "the play budget it is for" if book_kind(book).has_play_budget else "its mutation player's search"
+    print(f"          (the engine command for Sabaki or GoGui: the book's moves, then searches at {budget})")
+    print(f"  grow:   obook build{db} --book {book.name} --target {2 * target}     (the book keeps its settings)")
+    print(f"  export: obook export{db} --book {book.name} --sgf {book.name}.sgf")
+    print(f"  check:  obook verify{db} --book {book.name}")
+
+
+def _obook_command() -> str:
+    """This obook as a GUI starts it, by absolute path (GUIs start engines in their own directory)."""
+    script = Path(sys.argv[0])
+    if script.name == "obook" and script.exists():
+        return str(script.resolve())
+    return f"{sys.executable} -m obook.cli"
+
+
+def _absolute_url(store) -> str:
+    """The store's URL with a SQLite file's absolute path, so that it names the same file from anywhere."""
+    from sqlalchemy.engine import make_url
+
+    url = make_url(store.url)
+    if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
+        return f"sqlite:///{Path(url.database).resolve()}"
+    return store.name
 
 
 def _build_with_display(plan, build, unit: str) -> object:
@@ -272,12 +341,16 @@ def _build_with_display(plan, build, unit: str) -> object:
 
     with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
         def on_status(s) -> None:
+            eta = s.eta_seconds
             progress.update(task, completed=min(s.finished, plan.target),
-                            rate=f"{s.rate_per_hour:.0f} {unit}s/hour, {s.in_progress} in progress")
+                            rate=f"{s.rate_per_hour:.0f} {unit}s/hour"
+                                 + (f", ETA {_duration(eta)}" if eta is not None and eta > 0 else "")
+                                 + (f", {s.nodes} nodes" if s.nodes is not None else "")
+                                 + f", {s.in_progress} in progress")
             table = Table(show_header=bool(s.sequences), header_style="bold", box=None, padding=(0, 1))
             table.add_column("worker")
             table.add_column(unit)
-            table.add_column("sequence being explored")
+            table.add_column("position being searched" if unit == "expansion" else "sequence being explored")
             for worker, game_id, moves in sorted(s.sequences)[:8]:
                 words = moves.split()
                 shown = " ".join(words[:14]) + (f" … ({len(words)} moves)" if len(words) > 14 else "")
@@ -286,6 +359,14 @@ def _build_with_display(plan, build, unit: str) -> object:
             live.update(render())
 
         return build(plan, on_status=on_status)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 # ---- seed, export, lookup, verify, books, db --------------------------------------------------------

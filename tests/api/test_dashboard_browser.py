@@ -88,9 +88,9 @@ def live_service(tmp_path, compiled_engine):
     # Their output goes to files: a pipe nobody reads fills up and stops the process writing to it.
     build_log, server_log = tmp_path / "build.log", tmp_path / "serve.log"
     with open(build_log, "wb") as build_out, open(server_log, "wb") as server_out:
-        build = subprocess.Popen(obook + ["build", "--db", url, "--book", "live", "--size", "9", "--games", "400",
-                                          "--workers", "1", "--search", "playouts=30", "--seconds-per-move", "0",
-                                          "--quiet"], cwd=ROOT, stdout=build_out, stderr=subprocess.STDOUT)
+        build = subprocess.Popen(obook + ["build", "--db", url, "--book", "live", "--algorithm", "mvbm", "--size", "9",
+                                          "--games", "400", "--workers", "1", "--search", "playouts=30",
+                                          "--seconds-per-move", "0", "--quiet"], cwd=ROOT, stdout=build_out, stderr=subprocess.STDOUT)
         server = subprocess.Popen(obook + ["serve", "--db", url, "--port", str(port), "--log-level", "warning"],
                                   cwd=ROOT, stdout=server_out, stderr=subprocess.STDOUT)
     try:

@@ -19,7 +19,7 @@ from obook.store.db import forget_stores
 from obook.store.games import game_counts
 from obook.store.stats import STATS
 
-BUILD = ["--size", "7", "--search", "playouts=48", "--seconds-per-move", "0", "--depth", "12"]
+BUILD = ["--algorithm", "mvbm", "--size", "7", "--search", "playouts=48", "--seconds-per-move", "0", "--depth", "12"]
 
 
 def obook(*args, check=True, **kwargs) -> subprocess.CompletedProcess:
@@ -138,8 +138,8 @@ def test_lookup_export_and_errors(tmp_path, capsys, monkeypatch):
 
 def test_seed_checks_every_file_before_writing(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'b.db'}"
-    obook("build", "--db", url, "--book", "s", "--size", "9", "--games", "1", "--workers", "1", "--quiet",
-          "--search", "playouts=32", "--seconds-per-move", "0")
+    obook("build", "--db", url, "--book", "s", "--algorithm", "mvbm", "--size", "9", "--games", "1", "--workers", "1",
+          "--quiet", "--search", "playouts=32", "--seconds-per-move", "0")
     good = tmp_path / "good.sgf"
     good.write_text("(;GM[1]FF[4]SZ[9]KM[7.5]RE[W+2.5];B[ee];W[gc];B[cg])")
     again = tmp_path / "again.sgf"

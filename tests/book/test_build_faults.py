@@ -16,7 +16,7 @@ from sqlalchemy.engine import make_url
 
 from tests.book.test_book_cli import counts, obook
 
-BUILD = ["--size", "5", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10"]
+BUILD = ["--algorithm", "mvbm", "--size", "5", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10"]
 
 
 def finished(url: str, book: str) -> int:

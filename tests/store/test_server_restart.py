@@ -26,7 +26,8 @@ RESTARTS = (3.0, 0.0)  # seconds the server stays down: 3 s of refused connectio
 PLAYERS = 2
 # Games of a few seconds on a quiet machine: at 200 playouts 10 games took about 2 s in all, and the
 # build could end between the two restarts.
-OPTIONS = ("--size", "7", "--search", "playouts=2000", "--seconds-per-move", "0", "--depth", "10")
+OPTIONS = ("--algorithm", "mvbm", "--size", "7", "--search", "playouts=2000", "--seconds-per-move", "0",
+           "--depth", "10")
 THRESHOLDS = (2, 5)  # finished games before each restart
 
 
