@@ -121,16 +121,21 @@ def test_actions_query_version_clear_cache(compiled_engine):
 
 
 def test_terminate_stops_a_query_and_the_others_run(compiled_engine):
-    """A search of ten million visits, stopped: its turns each end with one response (what it
-    found so far, or ``noResults``), the acknowledgement echoes the action, and a later query runs."""
+    """A search of ten million visits, stopped: the turn being searched reports what it found so
+    far, the turns not started ``noResults``, the acknowledgement echoes the action, and a later
+    query runs."""
     process = subprocess.Popen([sys.executable, "-m", "obook.cli", "analysis", "--config", "seed=3"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
+        ready = {"id": "ready", "moves": [], **EMPTY_9, "maxVisits": 10}
+        process.stdin.write(json.dumps(ready) + "\n")
+        process.stdin.flush()
+        assert json.loads(process.stdout.readline())["id"] == "ready"  # loaded and searching
         long = {"id": "long", "moves": [["B", "E5"], ["W", "C3"]], **EMPTY_9, "maxVisits": 10_000_000,
                 "analyzeTurns": [0, 1, 2]}
         process.stdin.write(json.dumps(long) + "\n")
         process.stdin.flush()
-        time.sleep(2.0)
+        time.sleep(1.0)
         started = time.monotonic()
         terminate = {"id": "stop", "action": "terminate", "terminateId": "long"}
         after = {"id": "after", "moves": [], **EMPTY_9, "maxVisits": 20}
@@ -149,11 +154,25 @@ def test_terminate_stops_a_query_and_the_others_run(compiled_engine):
     later = [r for r in long_answers if r["turnNumber"] > 0]
     assert all(r.get("noResults") is True for r in later)
     first = next(r for r in long_answers if r["turnNumber"] == 0)
-    if "moveInfos" in first:  # stopped in its search: what it found, far short of the budget
-        check_analysis(first, 9)
-        assert first["rootInfo"]["visits"] < 10_000_000
+    check_analysis(first, 9)  # stopped in its search: what it found, far short of the budget
+    assert 0 < first["rootInfo"]["visits"] < 10_000_000
     [after_answer] = by_id(responses, "after")
     check_analysis(after_answer, 9)
+
+
+def test_terminate_turn_numbers_stops_only_those_turns(compiled_engine):
+    """``turnNumbers`` restricts a terminate to those turns of the query: the others finish their
+    budget. (The terminate is read while the first turn's search of 3000 visits runs.)"""
+    query = {"id": "q", "moves": [["B", "E5"], ["W", "C3"]], **EMPTY_9, "maxVisits": 3000, "analyzeTurns": [0, 1, 2]}
+    terminate = {"id": "t", "action": "terminate", "terminateId": "q", "turnNumbers": [2]}
+    responses, _ = session([query, terminate])
+    assert responses[0] == terminate
+    answers = {r["turnNumber"]: r for r in by_id(responses, "q")}
+    assert sorted(answers) == [0, 1, 2]
+    assert answers[2] == {"id": "q", "isDuringSearch": False, "noResults": True, "turnNumber": 2}
+    for turn in (0, 1):
+        check_analysis(answers[turn], 9)
+        assert answers[turn]["rootInfo"]["visits"] == 3000
 
 
 # Black's wall across the sixth row: Black owns two thirds of the board; White to move.
