@@ -322,9 +322,19 @@ class AnalysisEngine:
             for line in lines:
                 if line.strip():
                     self.handle_line(line)
+        except BaseException:  # Ctrl-C, a closed pipe: stop every search rather than finish it
+            self.terminate_all()
+            raise
         finally:
             self.queue.put(None)
             worker.join()
+
+    def terminate_all(self) -> None:
+        with self.lock:
+            for query in self.pending:
+                query.terminate_all = True
+                if query.cancel is not None:
+                    query.cancel.cancel()
 
     def write(self, message: dict) -> None:
         text = json.dumps(message, separators=(",", ":"), allow_nan=False)

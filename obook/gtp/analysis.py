@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from obook.go.position import parse_color
 from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number, vertex_argument
 from obook.gtp.protocol import GTPCommandError
-from obook.search.report import kata_move_infos, ownership_rows, ranked_moves
+from obook.search.report import kata_move_infos, ranked_moves
 from obook.search.result import MoveStats, SearchResult
 
 
@@ -185,4 +185,4 @@ class InfoPrinter:
 
 
 __all__ = ["AnalyzeOptions", "InfoPrinter", "finished_line", "format_info_line", "format_kata_line",
-           "ownership_rows", "parse_analyze_options"]
+           "parse_analyze_options"]
