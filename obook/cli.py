@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "obook.commands.bench",
     "obook.commands.play",
     "obook.commands.gtp",
+    "obook.commands.analysis",
     "obook.commands.match",
     "obook.commands.book",
     "obook.commands.mines",
@@ -40,6 +41,7 @@ EXAMPLES = """examples:
   obook serve                           the API, /docs and the dashboard on http://127.0.0.1:8000
   obook gtp --book demo --config "policy=heavy,seconds=2"
                                         play over GTP with the book (a GUI's engine command)
+  obook analysis --book demo            KataGo's JSON analysis protocol on stdin/stdout
 """
 ENTRY_POINT_GROUP = "obook.commands"
 # The extra (pyproject.toml) that installs a package the engine alone does not have.

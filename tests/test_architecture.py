@@ -20,7 +20,7 @@ LAYERS = (
     ("obook.book.keys", "obook.book.rules", "obook.book.minimax"),  # pure book rules: below the store
     ("obook.store",),
     ("obook.book",),
-    ("obook.grid", "obook.gtp"),
+    ("obook.grid", "obook.gtp", "obook.analysis"),
     ("obook.commands", "obook.cli"),
     ("api", "workers"),
 )

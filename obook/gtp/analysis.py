@@ -7,33 +7,24 @@ ten-thousandths. KataGo's (``kata-analyze``; Lizzie, Sabaki, KaTrain): the same 
 point in [-1, 1], top row first, left to right) at the end of the line. Every figure is for the
 colour analysed (KataGo's default SIDETOMOVE), which is how Sabaki and Lizzie flip them.
 
-Where the figures come from: visits and win rates are the search's real simulations; ``prior`` is
-each move's share of the virtual wins the search's priors (``obook/search/priors.py``: captures,
-escapes, shapes) gave it (uniform for players without priors); ``lcb`` is the win rate less 1.96
-standard errors of its simulations (0 below two visits). obook has no score network: a move's
-``scoreMean`` and ``scoreStdev`` are the mean and spread of the final area scores (komi included) of
-the search's own simulations through the move (``MoveStats.score_mean``/``score_stdev``), so they
-move with the visits as the win rate does; ``scoreLead`` is the same mean (obook has no separate
-estimate of the lead). A move the player has no score for (no simulation through it, a book line)
-leaves the three out. The ownership is that of playouts from the position
+The figures of each move (visits, win rate, prior, lcb, the search's scores) are
+``obook.search.report.kata_move_infos``'s, which the JSON analysis engine (``obook analysis``)
+writes too, so the two KataGo dialects cannot drift apart; its docstring says where they come from.
+The ownership is that of playouts from the position
 (``obook.playout.ownership``).
 """
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from obook.go.board import BLACK
 from obook.go.position import parse_color
-from obook.go.vertex import format_vertex, point_of
 from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number, vertex_argument
 from obook.gtp.protocol import GTPCommandError
+from obook.search.report import kata_move_infos, ranked_moves
 from obook.search.result import MoveStats, SearchResult
-
-LCB_Z = 1.96
 
 
 @dataclass
@@ -106,28 +97,10 @@ def parse_analyze_options(args: list[str], to_move: int, size: int = 19, kata: b
     return options
 
 
-def priors(result: SearchResult) -> dict[int, float]:
-    """Each root move's prior probability: its share of the priors' virtual wins, or uniform."""
-    weights = {s.point: s.prior for s in result.moves}
-    total = sum(w for w in weights.values() if w is not None and w > 0)
-    if total <= 0 or any(w is None for w in weights.values()):
-        uniform = 1.0 / max(len(result.moves), 1)
-        return {point: uniform for point in weights}
-    return {point: max(w, 0.0) / total for point, w in weights.items()}
-
-
-def lower_bound(stats: MoveStats) -> float:
-    """The win rate less ``LCB_Z`` standard errors, in [0, 1]; 0 below two visits."""
-    if stats.visits < 2:
-        return 0.0
-    return min(max(stats.winrate - LCB_Z * math.sqrt(max(stats.variance, 0.0) / stats.visits), 0.0), 1.0)
-
-
 def shown_moves(result: SearchResult, options: AnalyzeOptions) -> list[MoveStats]:
     """The moves an info line lists, best first: those with visits (at least ``min_moves``, at
     most ``max_moves`` when positive), none that ``allow``/``avoid`` exclude."""
-    ranked = [s for s in sorted(result.moves, key=lambda s: (s.visits, s.winrate), reverse=True)
-              if options.permits(s.point)]
+    ranked = [s for s in ranked_moves(result) if options.permits(s.point)]
     shown = [s for s in ranked if s.visits > 0]
     if len(shown) < options.min_moves:
         shown = ranked[:options.min_moves]
@@ -136,38 +109,24 @@ def shown_moves(result: SearchResult, options: AnalyzeOptions) -> list[MoveStats
     return shown
 
 
-def _pv(stats: MoveStats, size: int) -> str:
-    move = format_vertex(stats.point, size)
-    pv = [format_vertex(p, size) for p in (stats.pv or [stats.point])]
-    if not pv or pv[0] != move:
-        pv = [move] + pv
-    return " ".join(pv)
-
-
-def _unit(x: float) -> float:
-    return min(max(x, 0.0), 1.0)
-
-
 def format_info_line(result: SearchResult, size: int, max_moves: int = 0, min_moves: int = 0,
                      options: AnalyzeOptions | None = None) -> str:
     """Leela Zero: ``info move D4 visits 120 winrate 5230 prior 125 lcb 4980 order 0 pv D4 E5 ...``
     for every move shown (``shown_moves``)."""
     if options is None:
         options = AnalyzeOptions(color=0, interval=0.0, min_moves=min_moves, max_moves=max_moves)
-    prior = priors(result)
     parts = []
-    for order, stats in enumerate(shown_moves(result, options)):
-        parts.append(f"info move {format_vertex(stats.point, size)} visits {stats.visits} "
-                     f"winrate {round(10000 * _unit(stats.winrate))} prior {round(10000 * prior[stats.point])} "
-                     f"lcb {round(10000 * lower_bound(stats))} order {order} pv {_pv(stats, size)}")
+    for info in kata_move_infos(result, shown_moves(result, options), size):
+        parts.append(f"info move {info['move']} visits {info['visits']} winrate {round(10000 * info['winrate'])} "
+                     f"prior {round(10000 * info['prior'])} lcb {round(10000 * info['lcb'])} "
+                     f"order {info['order']} pv {' '.join(info['pv'])}")
     return " ".join(parts)
 
 
-def _scores(stats: MoveStats) -> str:
-    if stats.score_mean is None:
+def _scores(info: dict) -> str:
+    if "scoreMean" not in info:
         return ""
-    stdev = stats.score_stdev or 0.0
-    return f"scoreMean {stats.score_mean:.2f} scoreStdev {stdev:.2f} scoreLead {stats.score_mean:.2f} "
+    return f"scoreMean {info['scoreMean']:.2f} scoreStdev {info['scoreStdev']:.2f} scoreLead {info['scoreLead']:.2f} "
 
 
 def format_kata_line(result: SearchResult, size: int, options: AnalyzeOptions,
@@ -176,13 +135,11 @@ def format_kata_line(result: SearchResult, size: int, options: AnalyzeOptions,
     prior 0.0125 lcb 0.498 order 0 pv D4 E5 ...`` for every move shown, then ``ownership`` and one
     value per point (top row first) when given. The scores are the search's (module docstring),
     for the colour analysed: the player to move of the search."""
-    prior = priors(result)
     parts = []
-    for order, stats in enumerate(shown_moves(result, options)):
-        parts.append(f"info move {format_vertex(stats.point, size)} visits {stats.visits} "
-                     f"winrate {_unit(stats.winrate):.6f} {_scores(stats)}"
-                     f"prior {prior[stats.point]:.6f} lcb {lower_bound(stats):.6f} "
-                     f"order {order} pv {_pv(stats, size)}")
+    for info in kata_move_infos(result, shown_moves(result, options), size):
+        parts.append(f"info move {info['move']} visits {info['visits']} winrate {info['winrate']:.6f} "
+                     f"{_scores(info)}prior {info['prior']:.6f} lcb {info['lcb']:.6f} "
+                     f"order {info['order']} pv {' '.join(info['pv'])}")
     if not parts:
         return ""
     line = " ".join(parts)
@@ -201,14 +158,6 @@ def finished_line(winrate: float, score: float, kata: bool, ownership: list[floa
         return line
     rate = round(10000 * winrate)
     return f"info move pass visits 1 winrate {rate} prior 10000 lcb {rate} order 0 pv pass"
-
-
-def ownership_rows(black_ownership, size: int, color: int) -> list[float]:
-    """Per-point ownership (padded-board array or dict, Black positive) as KataGo writes it: top
-    row first, left to right, for ``color``."""
-    sign = 1.0 if color == BLACK else -1.0
-    return [sign * float(black_ownership[point_of(col, row, size)])
-            for row in range(size - 1, -1, -1) for col in range(size)]
 
 
 class InfoPrinter:

@@ -31,7 +31,6 @@ from obook.gtp.analysis import (
     InfoPrinter,
     finished_line,
     format_kata_line,
-    ownership_rows,
     parse_analyze_options,
 )
 from obook.gtp.arguments import (
@@ -48,6 +47,7 @@ from obook.playout.ownership import area_map, capturers_view, estimate_ownership
 from obook.search.config import SearchConfig
 from obook.search.player import ROOT_MOVES, CancelToken
 from obook.search.players import make_player
+from obook.search.report import ownership_rows
 from obook.search.result import SearchResult
 
 PROTOCOL_VERSION = "2"

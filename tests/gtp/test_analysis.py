@@ -5,8 +5,9 @@ import pytest
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.vertex import parse_vertex
 from obook.gtp.analysis import (AnalyzeOptions, InfoPrinter, finished_line, format_info_line, format_kata_line,
-                                ownership_rows, parse_analyze_options)
+                                parse_analyze_options)
 from obook.gtp.protocol import GTPCommandError
+from obook.search.report import ownership_rows
 from obook.search.result import MoveStats, SearchResult
 
 
