@@ -42,17 +42,17 @@ from dataclasses import dataclass, field, fields
 from typing import TextIO
 
 from obook import __version__
+from obook.book.kinds import book_kind
 from obook.errors import IllegalMoveError, ObookError
 from obook.go import board as rules
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position, parse_color
-from obook.go.vertex import format_vertex, parse_vertex, point_of
+from obook.go.vertex import parse_vertex, point_of
 from obook.playout.ownership import estimate_ownership
 from obook.search.config import SearchConfig
 from obook.search.player import CancelToken, Player
 from obook.search.players import make_player
 from obook.search.report import (
-    LCB_Z,
     has_priors,
     kata_move_infos,
     ownership_rows,
@@ -481,7 +481,7 @@ class AnalysisEngine:
         found = self.book.lookup(position)
         if not found.in_book:
             return None
-        return book_infos(found, position.size)
+        return book_kind(found.book).move_infos(found, position.size)
 
 
 def search_infos(result: SearchResult, size: int) -> tuple[list[dict], dict]:
@@ -495,47 +495,6 @@ def search_infos(result: SearchResult, size: int) -> tuple[list[dict], dict]:
             "visits": max(int(result.playouts), sum(i["visits"] for i in infos))}
     if mean is not None:
         root.update(scoreLead=mean, scoreMean=mean, scoreStdev=stdev)
-    return infos, root
-
-
-def book_infos(found, size: int) -> tuple[list[dict], dict]:
-    """A book lookup's moves as move infos marked ``book: true`` (a minimax book: values, lower
-    bounds, the visits of the searches behind the values, and its best move outside the book
-    with its value; a statistical book: win rates of games, games as visits), and the root."""
-    infos = []
-    minimax = hasattr(found, "own_value")
-    if minimax:
-        for c in found.candidates:
-            info = {"move": c.vertex, "visits": int(c.visits), "winrate": float(c.value), "prior": float(c.prior),
-                    "lcb": float(c.lcb)}
-            if c.score_mean is not None:
-                info.update(scoreMean=float(c.score_mean), scoreLead=float(c.score_mean))
-            infos.append(info)
-        if found.own_point is not None and found.own_value is not None \
-                and all(c.point != found.own_point for c in found.candidates):
-            own = {"move": format_vertex(found.own_point, size), "visits": int(found.own_visits or 0),
-                   "winrate": float(found.own_value), "prior": 0.0,
-                   "lcb": float(found.own_lcb if found.own_lcb is not None else found.own_value), "outsideBook": True}
-            infos.append(own)
-        infos.sort(key=lambda i: i["winrate"], reverse=True)
-    else:
-        for c in sorted(found.candidates, key=lambda c: (c.points, c.winrate), reverse=True):
-            spread = LCB_Z * math.sqrt(c.winrate * (1.0 - c.winrate) / c.games) if c.games else 1.0
-            info = {"move": c.vertex, "visits": int(c.games), "winrate": float(c.winrate), "prior": float(c.share),
-                    "lcb": min(max(c.winrate - spread, 0.0), 1.0)}
-            if c.score_mean is not None:
-                info.update(scoreMean=float(c.score_mean), scoreLead=float(c.score_mean))
-            infos.append(info)
-    for order, info in enumerate(infos):
-        info.update(order=order, pv=[info["move"]], book=True)
-    visits = sum(i["visits"] for i in infos)
-    if minimax and found.value is not None:
-        rate = float(found.value)
-    else:
-        rate = sum(i["winrate"] * i["visits"] for i in infos) / visits if visits else infos[0]["winrate"]
-    root = {"winrate": rate, "visits": visits, "book": True}
-    if minimax and found.score_mean is not None:
-        root.update(scoreLead=float(found.score_mean), scoreMean=float(found.score_mean))
     return infos, root
 
 

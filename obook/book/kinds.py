@@ -45,7 +45,8 @@ from sqlalchemy import Connection
 from obook.book import sgfio
 from obook.book.expansion import Expander, schedule
 from obook.book.lookup import (book_lookup, describe_lookup, describe_minimax_lookup, lookup_document,
-                               minimax_answer_document, minimax_document, minimax_lookup)
+                               minimax_answer_document, minimax_document, minimax_lookup, minimax_move_infos,
+                               statistics_move_infos)
 from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, is_sampling
 from obook.book.selfplay import SelfPlayer, games_at_move_cap, max_moves, start_games
 from obook.book.verification import verify, verify_minimax
@@ -191,6 +192,10 @@ class BookKind:
         """The answer as ``obook lookup`` prints it under the position's lines."""
         raise NotImplementedError
 
+    def move_infos(self, found, size: int) -> tuple[list[dict], dict]:
+        """The answer as KataGo's move infos and root info (``obook analysis``), marked ``book``."""
+        raise NotImplementedError
+
     def book_result(self, player, found, started: float):
         """The move ``BookPlayer`` plays from the answer ``found``, with the book's figures (None:
         out of book): the player's reading for this kind (``started``: when the player began, for the
@@ -283,6 +288,9 @@ class SelfPlayKind(BookKind):
     def describe_lookup(self, found):
         return describe_lookup(found)
 
+    def move_infos(self, found, size):
+        return statistics_move_infos(found, size)
+
     def book_result(self, player, found, started):
         return player.statistics_result(found, started)
 
@@ -367,6 +375,9 @@ class MinimaxKind(BookKind):
 
     def describe_lookup(self, found):
         return describe_minimax_lookup(found)
+
+    def move_infos(self, found, size):
+        return minimax_move_infos(found, size)
 
     def book_result(self, player, found, started):
         return player.minimax_result(found, started)

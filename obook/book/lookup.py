@@ -12,6 +12,7 @@ store (``obook.store.stats.rows_reader``), a cache of them, the service's pool o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable, NamedTuple, Protocol, Sequence
@@ -35,6 +36,7 @@ from obook.go.position import _REASONS, COLOR_NAMES
 from obook.go.replay import NO_ERROR, replay
 from obook.go.symmetry import untransform_point
 from obook.go.vertex import COLUMNS, format_vertex, parse_vertex, point_of
+from obook.search.report import LCB_Z
 from obook.stats import wilson_interval
 from obook.store.books import BookInfo
 from obook.store.stats import ReadRows
@@ -376,3 +378,52 @@ def describe_minimax_lookup(found: MinimaxLookup) -> list[str]:
     if found.usage is None:
         lines.append("  playing from the book leaves it here (the best move outside it is clearly better)")
     return lines
+
+
+def minimax_move_infos(found: MinimaxLookup, size: int) -> tuple[list[dict], dict]:
+    """A minimax book's answer as KataGo's move infos and root (``obook analysis``), marked ``book``:
+    each book move's value as ``winrate``, its lower bound as ``lcb``, the visits of the searches
+    behind the value, and the best move outside the book with its value (``outsideBook``)."""
+    infos = []
+    for c in found.candidates:
+        info = {"move": c.vertex, "visits": int(c.visits), "winrate": float(c.value), "prior": float(c.prior),
+                "lcb": float(c.lcb)}
+        if c.score_mean is not None:
+            info.update(scoreMean=float(c.score_mean), scoreLead=float(c.score_mean))
+        infos.append(info)
+    if found.own_point is not None and found.own_value is not None \
+            and all(c.point != found.own_point for c in found.candidates):
+        infos.append({"move": format_vertex(found.own_point, size), "visits": int(found.own_visits or 0),
+                      "winrate": float(found.own_value), "prior": 0.0,
+                      "lcb": float(found.own_lcb if found.own_lcb is not None else found.own_value),
+                      "outsideBook": True})
+    infos.sort(key=lambda i: i["winrate"], reverse=True)
+    root = _book_root(infos)
+    if found.value is not None:
+        root["winrate"] = float(found.value)
+    if found.score_mean is not None:
+        root.update(scoreLead=float(found.score_mean), scoreMean=float(found.score_mean))
+    return infos, root
+
+
+def statistics_move_infos(found: BookLookup, size: int) -> tuple[list[dict], dict]:
+    """A statistical book's answer as KataGo's move infos and root, marked ``book``: games as
+    visits, their win rate, a lower bound ``LCB_Z`` standard errors below it."""
+    infos = []
+    for c in sorted(found.candidates, key=lambda c: (c.points, c.winrate), reverse=True):
+        spread = LCB_Z * math.sqrt(c.winrate * (1.0 - c.winrate) / c.games) if c.games else 1.0
+        info = {"move": c.vertex, "visits": int(c.games), "winrate": float(c.winrate), "prior": float(c.share),
+                "lcb": min(max(c.winrate - spread, 0.0), 1.0)}
+        if c.score_mean is not None:
+            info.update(scoreMean=float(c.score_mean), scoreLead=float(c.score_mean))
+        infos.append(info)
+    return infos, _book_root(infos)
+
+
+def _book_root(infos: list[dict]) -> dict:
+    """Number the move infos, and the root they make: their win rate weighted by visits."""
+    for order, info in enumerate(infos):
+        info.update(order=order, pv=[info["move"]], book=True)
+    visits = sum(i["visits"] for i in infos)
+    rate = sum(i["winrate"] * i["visits"] for i in infos) / visits if visits else infos[0]["winrate"]
+    return {"winrate": rate, "visits": visits, "book": True}
