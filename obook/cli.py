@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from obook import __version__
@@ -85,13 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # noqa: BLE001 - only a refused privilege is handled, the rest raised
-        refused = _refused_privilege(exc)
-        if refused is None:
-            raise
-        print(f"obook: error: `obook {args.command}`: the database refused this role: {refused} "
-              "(see \"Database roles\" in the README for which role may do what)", file=sys.stderr)
-        return 2
+    except BrokenPipeError:  # the reader stopped early (`obook lookup ... | head`): no traceback, none at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except ModuleNotFoundError as exc:
         extra = EXTRAS.get((exc.name or "").split(".")[0])
         if extra is None:
@@ -99,6 +96,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"obook: error: `obook {args.command}` needs {exc.name}, which is not installed: "
               f"pip install 'obook[{extra}]' (in a clone of the repository: pip install -e '.[{extra}]')",
               file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - only a refused privilege is handled, the rest raised
+        refused = _refused_privilege(exc)
+        if refused is None:
+            raise
+        print(f"obook: error: `obook {args.command}`: the database refused this role: {refused} "
+              "(see \"Database roles\" in the README for which role may do what)", file=sys.stderr)
         return 2
 
 

@@ -123,6 +123,12 @@ def test_lookup_export_and_errors(tmp_path, capsys, monkeypatch):
     assert code == 0 and piped.encode() == out.read_bytes() and "book moves" in err
     assert not (tmp_path / "-").exists()
 
+    # a reader that stops early (`obook lookup ... | head`): no traceback
+    piped = subprocess.Popen([sys.executable, "-m", "obook.cli", "lookup", "--db", url, "--book", "x", ""],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    piped.stdout.close()  # before the command writes: it starts in about a second
+    assert piped.wait(timeout=120) == 1 and b"Traceback" not in piped.stderr.read()
+
     for args, message in [
         (("lookup", "--db", url, "--book", "x", "D4 D4"), "move 2 (D4)"),
         (("lookup", "--db", url, "--book", "x", "Z1"), "invalid vertex"),
