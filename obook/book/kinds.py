@@ -27,7 +27,8 @@ settings' checks, the CLI, the service, the SGF export and ``BookPlayer`` ask th
 - ``book_result``, ``gives_priors``: how ``BookPlayer`` plays from it (``gives_priors``: its answers
   are values a search can start from, the player's soft mode);
 - ``rule``, ``listing``, ``build_summary``: how ``obook books`` and ``obook build`` describe it;
-- ``verify``, ``export``: the kind's own checks and SGF.
+- ``verify``, ``export``: the kind's own checks and SGF; ``browser_view``: which figures of its
+  lookup documents the offline book browser shows (``export_html``, the same walk for every kind).
 
 The implementations stay in their modules (``selfplay``, ``expansion``, ``lookup``, ``sgfio``,
 ``verification``): this module only picks. So it imports them and none of them imports it: the
@@ -42,7 +43,7 @@ from typing import NamedTuple, Protocol
 
 from sqlalchemy import Connection
 
-from obook.book import sgfio
+from obook.book import htmlexport, sgfio
 from obook.book.expansion import Expander, schedule
 from obook.book.lookup import (book_lookup, describe_lookup, describe_minimax_lookup, lookup_document,
                                minimax_answer_document, minimax_document, minimax_lookup)
@@ -215,6 +216,17 @@ class BookKind:
         """The book as one SGF game tree, and its number of move nodes."""
         raise NotImplementedError
 
+    def browser_view(self) -> dict:
+        """Which fields of ``document`` the offline browser shows, how, and which figure ``--min-games``
+        applies to (``obook.book.htmlexport``)."""
+        raise NotImplementedError
+
+    def export_html(self, store: Store, book: BookInfo, directory, min_games: int = 1, depth: int | None = None,
+                    max_positions: int = 100_000, force: bool = False) -> htmlexport.HtmlExport:
+        """The book as static pages one browses offline: each position once, with its ``document``."""
+        return htmlexport.export_html(store, book, self, directory, min_games=min_games, depth=depth,
+                                      max_positions=max_positions, force=force)
+
 
 @dataclass(frozen=True)
 class SelfPlayKind(BookKind):
@@ -296,6 +308,9 @@ class SelfPlayKind(BookKind):
     def export(self, store, book, min_games=1, depth=None, max_nodes=100_000):
         return sgfio.export_statistical_book(store, book, min_games, depth, max_nodes)
 
+    def browser_view(self):
+        return htmlexport.STATISTICAL_VIEW
+
 
 @dataclass(frozen=True)
 class MinimaxKind(BookKind):
@@ -373,6 +388,9 @@ class MinimaxKind(BookKind):
 
     def export(self, store, book, min_games=1, depth=None, max_nodes=100_000):
         return sgfio.export_minimax_book(store, book, depth, max_nodes)
+
+    def browser_view(self):
+        return htmlexport.MINIMAX_VIEW
 
 
 SELF_PLAY = SelfPlayKind()
