@@ -128,7 +128,7 @@ def export_html(store: Store, book: BookInfo, kind, directory: Path | str, min_g
     truncated = False
     book_moves = 0
     with store.read() as conn:
-        read = kind.reader(conn, book.id)
+        read = kind.export_reader(conn, book.id)
         while queue:
             pid, position = queue.popleft()
             document = kind.document(kind.lookup(book, position, read, min_games))

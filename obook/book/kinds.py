@@ -20,10 +20,10 @@ settings' checks, the CLI, the service, the SGF export and ``BookPlayer`` ask th
   next expansions to schedule);
 - ``counts``, ``progress``: the book's units by state, and what the service's progress page shows
   of its build;
-- ``reader``, ``read_position`` (and its async twin): what a position's record is (statistics rows,
-  a node) and how a transaction or the service's readers read it; ``lookup``: the book's answer
-  from those records; ``document``, ``answer_document``, ``describe_lookup``: that answer as
-  ``obook lookup --json``, the service and ``obook lookup`` show it;
+- ``reader``, ``read_position`` (and its async twin), ``export_reader``: what a position's record is
+  (statistics rows, a node) and how a transaction, the service's readers or a walk over the whole
+  book read it; ``lookup``: the book's answer from those records; ``document``, ``answer_document``,
+  ``describe_lookup``: that answer as ``obook lookup --json``, the service and ``obook lookup`` show it;
 - ``book_result``, ``gives_priors``: how ``BookPlayer`` plays from it (``gives_priors``: its answers
   are values a search can start from, the player's soft mode);
 - ``rule``, ``listing``, ``build_summary``: how ``obook books`` and ``obook build`` describe it;
@@ -58,7 +58,7 @@ from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.jobs import UnitCounts
 from obook.store.leases import ExpansionLease, GameLease
-from obook.store.minimax import get_expansion, node_count, node_reader
+from obook.store.minimax import get_expansion, node_count, node_reader, whole_book_node_reader
 from obook.store.stats import rows_reader
 
 
@@ -162,6 +162,11 @@ class BookKind:
     def reader(self, conn: Connection, book_id: int):
         """key -> the position's record in the caller's transaction (what ``lookup`` reads)."""
         raise NotImplementedError
+
+    def export_reader(self, conn: Connection, book_id: int):
+        """``reader`` for a walk over every position (``export_html``): the same records, read as the
+        kind reads a whole book best."""
+        return self.reader(conn, book_id)
 
     def read_position(self, reader, book_id: int, key: int):
         """A position's record from the service's pool of readers (``obook.store.readers.StatsReader``)."""
@@ -351,6 +356,9 @@ class MinimaxKind(BookKind):
 
     def reader(self, conn, book_id):
         return node_reader(conn, book_id)
+
+    def export_reader(self, conn, book_id):
+        return whole_book_node_reader(conn, book_id)  # a statistical book's rows may be millions: read by key
 
     def read_position(self, reader, book_id, key):
         return reader.minimax_node(book_id, key)
