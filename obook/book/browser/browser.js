@@ -328,12 +328,14 @@
       drawBoard(game.stones(), last, marks, (move) => setLine([...line, move])));
   }
 
+  const labelOf = (field) => (view.columns.find(([name]) => name === field) || [field, field])[1];
   document.getElementById("title").textContent = `obook book ${book.book}`;
   document.getElementById("about").textContent =
     `${size}x${size}, komi ${book.komi}, ${book.rule} (${book.kind}); ${book.positions} positions, ` +
     `${book.book_moves} book moves${book.truncated ? " (the export stopped at its limit)" : ""}. Engine: ${book.engine}`;
   document.getElementById("legend").textContent =
-    `A book move's mark shows its ${view.label[0]} in percent for the player to move and its ${view.label[1]}; ` +
+    `A book move's mark shows its ${labelOf(view.label[0])} in percent for the player to move and its ` +
+    `${labelOf(view.label[1])}; ` +
     "click a mark or a row to play it. The link (#moves) opens this position.";
   document.getElementById("back").addEventListener("click", () => setLine(line.slice(0, -1)));
   document.getElementById("start").addEventListener("click", () => setLine([]));
