@@ -20,14 +20,15 @@ settings' checks, the CLI, the service, the SGF export and ``BookPlayer`` ask th
   next expansions to schedule);
 - ``counts``, ``progress``: the book's units by state, and what the service's progress page shows
   of its build;
-- ``reader``, ``read_position`` (and its async twin): what a position's record is (statistics rows,
-  a node) and how a transaction or the service's readers read it; ``lookup``: the book's answer
-  from those records; ``document``, ``answer_document``, ``describe_lookup``: that answer as
-  ``obook lookup --json``, the service and ``obook lookup`` show it;
+- ``reader``, ``read_position`` (and its async twin), ``export_reader``: what a position's record is
+  (statistics rows, a node) and how a transaction, the service's readers or a walk over the whole
+  book read it; ``lookup``: the book's answer from those records; ``document``, ``answer_document``,
+  ``describe_lookup``: that answer as ``obook lookup --json``, the service and ``obook lookup`` show it;
 - ``book_result``, ``gives_priors``: how ``BookPlayer`` plays from it (``gives_priors``: its answers
   are values a search can start from, the player's soft mode);
 - ``rule``, ``listing``, ``build_summary``: how ``obook books`` and ``obook build`` describe it;
-- ``verify``, ``export``: the kind's own checks and SGF.
+- ``verify``, ``export``: the kind's own checks and SGF; ``browser_view``: which figures of its
+  lookup documents the offline book browser shows (``export_html``, the same walk for every kind).
 
 The implementations stay in their modules (``selfplay``, ``expansion``, ``lookup``, ``sgfio``,
 ``verification``): this module only picks. So it imports them and none of them imports it: the
@@ -42,7 +43,7 @@ from typing import NamedTuple, Protocol
 
 from sqlalchemy import Connection
 
-from obook.book import sgfio
+from obook.book import htmlexport, sgfio
 from obook.book.expansion import Expander, schedule
 from obook.book.lookup import (book_lookup, describe_lookup, describe_minimax_lookup, lookup_document,
                                minimax_answer_document, minimax_document, minimax_lookup, minimax_move_infos,
@@ -58,7 +59,7 @@ from obook.store.books import BookInfo
 from obook.store.db import Store
 from obook.store.jobs import UnitCounts
 from obook.store.leases import ExpansionLease, GameLease
-from obook.store.minimax import get_expansion, node_count, node_reader
+from obook.store.minimax import get_expansion, node_count, node_reader, whole_book_node_reader
 from obook.store.stats import rows_reader
 
 
@@ -168,6 +169,11 @@ class BookKind:
         """key -> the position's record in the caller's transaction (what ``lookup`` reads)."""
         raise NotImplementedError
 
+    def export_reader(self, conn: Connection, book_id: int):
+        """``reader`` for a walk over every position (``export_html``): the same records, read as the
+        kind reads a whole book best."""
+        return self.reader(conn, book_id)
+
     def read_position(self, reader, book_id: int, key: int):
         """A position's record from the service's pool of readers (``obook.store.readers.StatsReader``)."""
         raise NotImplementedError
@@ -224,6 +230,17 @@ class BookKind:
                max_nodes: int = 100_000) -> tuple[bytes, int]:
         """The book as one SGF game tree, and its number of move nodes."""
         raise NotImplementedError
+
+    def browser_view(self) -> dict:
+        """Which fields of ``document`` the offline browser shows, how, and which figure ``--min-games``
+        applies to (``obook.book.htmlexport``)."""
+        raise NotImplementedError
+
+    def export_html(self, store: Store, book: BookInfo, directory, min_games: int = 1, depth: int | None = None,
+                    max_positions: int = 100_000, force: bool = False) -> htmlexport.HtmlExport:
+        """The book as static pages one browses offline: each position once, with its ``document``."""
+        return htmlexport.export_html(store, book, self, directory, min_games=min_games, depth=depth,
+                                      max_positions=max_positions, force=force)
 
 
 @dataclass(frozen=True)
@@ -313,6 +330,9 @@ class SelfPlayKind(BookKind):
     def export(self, store, book, min_games=1, depth=None, max_nodes=100_000):
         return sgfio.export_statistical_book(store, book, min_games, depth, max_nodes)
 
+    def browser_view(self):
+        return htmlexport.STATISTICAL_VIEW
+
 
 @dataclass(frozen=True)
 class MinimaxKind(BookKind):
@@ -358,6 +378,9 @@ class MinimaxKind(BookKind):
     def reader(self, conn, book_id):
         return node_reader(conn, book_id)
 
+    def export_reader(self, conn, book_id):
+        return whole_book_node_reader(conn, book_id)  # a statistical book's rows may be millions: read by key
+
     def read_position(self, reader, book_id, key):
         return reader.minimax_node(book_id, key)
 
@@ -397,6 +420,9 @@ class MinimaxKind(BookKind):
 
     def export(self, store, book, min_games=1, depth=None, max_nodes=100_000):
         return sgfio.export_minimax_book(store, book, depth, max_nodes)
+
+    def browser_view(self):
+        return htmlexport.MINIMAX_VIEW
 
 
 SELF_PLAY = SelfPlayKind()

@@ -84,12 +84,17 @@ def register(subparsers) -> None:
     _db(p)
     p.set_defaults(func=cmd_seed)
 
-    p = subparsers.add_parser("export", help="write a book as one SGF game tree")
+    p = subparsers.add_parser("export", help="write a book as one SGF game tree, or as static pages to browse offline")
     p.add_argument("--book", required=True, help="name of the book to export")
-    p.add_argument("--sgf", required=True, help="file to write, or - for standard output")
-    p.add_argument("--min-games", type=int, default=1, help="leave out moves with fewer games")
+    target = p.add_mutually_exclusive_group(required=True)
+    target.add_argument("--sgf", help="file to write, or - for standard output")
+    target.add_argument("--html", type=Path, metavar="DIR",
+                        help="directory to write the book browser to (index.html and data/; opens from the file system)")
+    p.add_argument("--force", action="store_true", help="--html: write over a directory that is not empty")
+    p.add_argument("--min-games", type=int, default=1, help="leave out (--html: do not follow) moves with fewer games")
     p.add_argument("--depth", type=int, default=None,
-                   help="moves from the root (default and 0: the book's depth; at most 100,000 moves are written)")
+                   help="moves from the root (default and 0: the book's depth; at most 100,000 moves (--html: "
+                        "positions) are written)")
     _db(p)
     p.set_defaults(func=cmd_export)
 
@@ -430,6 +435,8 @@ def cmd_export(args) -> int:
     from obook.book.kinds import book_kind
     from obook.errors import ObookError
 
+    if args.html is not None:
+        return _export_html(args)
     store = _store(args)
     book = _keyed_book(store, args.book, "export it")
     data, nodes = book_kind(book).export(store, book, min_games=args.min_games, depth=args.depth)
@@ -448,6 +455,21 @@ def cmd_export(args) -> int:
     except OSError as exc:
         raise ObookError(f"cannot write {args.sgf}: {exc.strerror or exc}") from None
     print(f"wrote {args.sgf}: {nodes} book moves")
+    return 0
+
+
+def _export_html(args) -> int:
+    from obook.book.htmlexport import check_directory
+    from obook.book.kinds import book_kind
+
+    check_directory(args.html, args.force)  # before opening the store: a mistyped directory costs nothing
+    store = _store(args)
+    book = _keyed_book(store, args.book, "export it")
+    done = book_kind(book).export_html(store, book, args.html, min_games=args.min_games, depth=args.depth,
+                                       force=args.force)
+    cut = " (stopped at 100,000 positions)" if done.truncated else ""
+    print(f"wrote {done.directory / 'index.html'}: {done.positions} positions{cut}, {done.book_moves} book moves, "
+          f"{done.files} data files in {done.seconds:.1f} s")
     return 0
 
 
