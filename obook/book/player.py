@@ -114,13 +114,14 @@ class BookPlayer(Player):
     def minimax_result(self, found: MinimaxLookup, started: float) -> BookResult | None:
         """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least
         the value of the best move outside the book) with its figures; None: leave the book."""
-        stats = [MoveStats(point=c.point, visits=int(round(1000 * c.prior)), winrate=c.value, variance=0.0,
-                           pv=[c.point]) for c in found.candidates]
+        stats = [MoveStats(point=c.point, visits=c.visits, winrate=c.value, variance=0.0, pv=[c.point],
+                           prior=c.prior, score_mean=c.score_mean, lcb=c.lcb) for c in found.candidates]
         if found.usage is None:
             if not self.own_moves or found.own_point is None:
                 return None
             own = found.own_point
-            stats.insert(0, MoveStats(point=own, visits=1000, winrate=found.own_value, variance=0.0, pv=[own]))
+            stats.insert(0, MoveStats(point=own, visits=found.own_visits or 0, winrate=found.own_value, variance=0.0,
+                                      pv=[own], prior=0.0, lcb=found.own_lcb))
             return DeepSearchResult(move=own, resign=False, winrate=found.own_value, playouts=0,
                                     seconds=time.perf_counter() - started, moves=stats, pv=[own])
         return BookResult(move=found.usage.point, resign=False, winrate=found.usage.value, playouts=0,
@@ -140,8 +141,8 @@ class BookPlayer(Player):
         if choice is None:
             return None
         ranked = sorted(found.candidates, key=lambda c: (c.points, c.winrate), reverse=True)
-        stats = [MoveStats(point=c.point, visits=c.games, winrate=c.winrate, variance=0.0, pv=[c.point])
-                 for c in ranked]
+        stats = [MoveStats(point=c.point, visits=c.games, winrate=c.winrate, variance=c.winrate * (1 - c.winrate),
+                           pv=[c.point]) for c in ranked]  # a game is a Bernoulli trial: its standard error
         return BookResult(move=choice.point, resign=False, winrate=choice.winrate, playouts=0,
                           seconds=time.perf_counter() - started, moves=stats, pv=[choice.point])
 

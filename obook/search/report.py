@@ -43,7 +43,10 @@ def has_priors(result: SearchResult) -> bool:
 
 
 def lower_bound(stats: MoveStats) -> float:
-    """The win rate less ``LCB_Z`` standard errors, in [0, 1]; 0 below two visits."""
+    """The win rate less ``LCB_Z`` standard errors, in [0, 1]; 0 below two visits. A bound the
+    figures carry (``MoveStats.lcb``: a minimax book's back-up) is taken as it is."""
+    if stats.lcb is not None:
+        return stats.lcb
     if stats.visits < 2:
         return 0.0
     return min(max(stats.winrate - LCB_Z * math.sqrt(max(stats.variance, 0.0) / stats.visits), 0.0), 1.0)

@@ -29,6 +29,7 @@ class MoveStats:
     prior: float | None = None  # the priors' virtual wins for this move (None: a player without priors)
     score_mean: float | None = None  # mean final score of the simulations through this move (module docstring)
     score_stdev: float | None = None  # their standard deviation (population: 0 below two simulations)
+    lcb: float | None = None  # a lower bound known otherwise (a minimax book's), instead of the standard error's
 
 
 @dataclass

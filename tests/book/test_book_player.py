@@ -3,6 +3,7 @@ checks of the book's size, komi and engine version, GTP and match wiring."""
 
 import io
 import json
+import re
 
 import pytest
 
@@ -77,6 +78,11 @@ def test_gtp_engine_plays_and_analyses_from_the_book(tmp_path):
     analysis = engine.handle("kata-analyze w 10").split("\n")  # the book's figures, in KataGo's format
     assert analysis[0] == "=" and analysis[1].startswith("info move ") and " winrate " in analysis[1]
     assert " scoreMean " not in analysis[1]  # the book keeps no scores: none is made up
+    for visits, winrate, lcb in re.findall(r"visits (\d+) .*?winrate (\S+) .*?lcb (\S+)",
+                                           analysis[1].replace("info", "\ninfo")):
+        games, rate = int(visits), float(winrate)  # games as visits: the lower bound is their standard error's
+        expected = 0.0 if games < 2 else max(rate - 1.96 * (rate * (1 - rate) / games) ** 0.5, 0.0)
+        assert float(lcb) == pytest.approx(expected, abs=1e-5)
 
 
 def test_match_passes_book_options_to_obook_gtp():

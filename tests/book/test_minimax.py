@@ -545,6 +545,14 @@ def test_gtp_analysis_in_a_book_position_shows_the_book_moves_values(store, comp
     info = engine.handle("lz-analyze b 10").split("\n")[1]
     shown = dict(re.findall(r"info move (\S+) visits \d+ winrate (\d+)", info))
     assert shown == {c.vertex: str(round(10000 * c.value)) for c in found.candidates}
+    # KataGo's form: the visits of the searches behind the values and the back-up's lower bounds, not
+    # prior-made visits and a bound equal to the value (issue 34)
+    kata = engine.handle("kata-analyze b 10").split("\n")[1]
+    lines = {m: (int(v), float(w), float(lcb)) for m, v, w, lcb in
+             re.findall(r"info move (\S+) visits (\d+) .*?winrate (\S+) .*?lcb (\S+)", kata.replace("info", "\ninfo"))}
+    assert lines == {c.vertex: (c.visits, pytest.approx(c.value, abs=1e-6), pytest.approx(c.lcb, abs=1e-6))
+                     for c in found.candidates}
+    assert all(c.visits > 0 and c.lcb < c.value for c in found.candidates)
 
 
 def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_engine):
