@@ -6,13 +6,14 @@ ENV PYTHONUNBUFFERED=1 \
     OBOOK_NUMBA_CACHE=/opt/obook/numba
 
 WORKDIR /app
-COPY pyproject.toml README.md LICENSE alembic.ini ./
+COPY pyproject.toml README.md LICENSE alembic.ini constraints.txt ./
 COPY obook ./obook
 COPY workers ./workers
 COPY api ./api
 COPY migrations ./migrations
-# Compile the engine into the image's numba cache: a container's first move then only loads it.
-RUN pip install '.[all]' \
+# The versions the tests last passed with (constraints.txt), not whatever is newest today; then the
+# engine compiled into the image's numba cache: a container's first move only loads it.
+RUN pip install -c constraints.txt '.[all]' \
     && obook warm-up \
     && useradd --system --uid 1000 obook \
     && chown -R obook /opt/obook

@@ -6,6 +6,7 @@ another machine needs nothing else.
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import logging
 import os
@@ -13,6 +14,7 @@ import socket
 import sys
 import time
 
+from obook.book.budget import build_settings, parse_play_budget
 from obook.book.library import BookSettings, ensure_book, open_book_store
 from obook.book.rules import ALGORITHMS
 from obook.config import settings
@@ -27,15 +29,22 @@ def register(subparsers) -> None:
     actions = p.add_subparsers(dest="grid_action", metavar="ACTION")
     r = actions.add_parser("run", help="the driver: keep games in play until the book has its target")
     r.add_argument("--book", required=True, help="book name (created when new, with the options below)")
-    r.add_argument("--target-games", type=int, required=True, help="finished self-play games the book should have (seed games not counted)")
+    r.add_argument("--target", "--target-games", "--expansions", dest="target_games", type=int, required=True,
+                   metavar="N", help="units done the book should have: expansions of a minimax book, finished "
+                                     "self-play games of the others (seed games not counted)")
     r.add_argument("--size", type=int, default=None, help="new book: board size (9)")
     r.add_argument("--komi", type=float, default=None, help="new book: komi (7.5)")
     r.add_argument("--algorithm", choices=ALGORITHMS, default=None,
-                   help="new book: mvbm (obook build's new books are minimax); "
-                        "minimax: --target-games counts expansions")
+                   help="new book: minimax (as obook build), or the seed papers' mbm, mvbm, beta; an existing "
+                        "book keeps its own")
+    r.add_argument("--for", dest="play_budget", default=None, metavar="BUDGET",
+                   help="new minimax book: the play budget it is for, seconds (0.25s) or playouts (5000) a move: "
+                        "P playouts a move, each node a search of S = 30 x P (default 0.25s; as obook build; "
+                        "empty: not given)")
     r.add_argument("--depth", type=int, default=None, help="new book: moves of each game that count (20; 0: all)")
     r.add_argument("--search", default=None, help="new book: search options of the mutation player")
-    r.add_argument("--seconds-per-move", type=float, default=None, help="new book: thinking time (1.0)")
+    r.add_argument("--seconds-per-move", type=_float_or_empty, default=None,
+                   help="new book: thinking time (1.0; empty: not given, for compose's variables)")
     r.add_argument("--expansion", choices=("cost", "reach"), default=None,
                    help="new minimax book: the next move to add by reach in play (default) or KataGo's cost")
     r.add_argument("--play-playouts", type=int, default=None,
@@ -73,6 +82,16 @@ def register(subparsers) -> None:
     w.set_defaults(func=cmd_worker)
 
 
+def _float_or_empty(text: str) -> float | None:
+    """A number, or None for an empty argument (compose passes ``${OBOOK_...-}`` left empty)."""
+    if not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
 def _environment(args) -> None:
     """Command-line URLs override the environment, for this process and the ones it starts."""
     if args.db:
@@ -86,7 +105,7 @@ def _environment(args) -> None:
 
 def cmd_grid_run(args) -> int:
     if args.target_games < 1:
-        raise ObookError("--target-games must be at least 1")
+        raise ObookError("--target must be at least 1")
     _environment(args)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s driver: %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -98,12 +117,15 @@ def cmd_grid_run(args) -> int:
                                 "seconds_per_move": args.seconds_per_move, "expansion": args.expansion,
                                 "play_playouts": args.play_playouts, "seed_salt": args.seed_salt,
                                 "opponents": args.opponents}.items()
-             if v is not None}
+             if v is not None and v != ""}  # empty: not given (compose's variables left empty)
     log = logging.getLogger("obook.driver")
+
+    budget = parse_play_budget(args.play_budget) if args.play_budget else None
 
     def start():
         store = open_book_store(s.database_url, create=True)
-        book = ensure_book(store, args.book, BookSettings(**given), explicit=set(given),
+        wanted, _ = build_settings(store, args.book, given, budget)  # a new book: minimax, as obook build's
+        book = ensure_book(store, args.book, BookSettings(**wanted), explicit=set(wanted),
                            allow_engine_change=args.allow_engine_change)
         plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)
         return store, book, plan, celery_driver(store, plan)

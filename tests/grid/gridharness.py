@@ -91,6 +91,10 @@ class Grid:
         return [w for w in self.alive_workers() if w.pid in groups]
 
     def start_driver(self, book: str, target: int, *book_options: str, env: dict | None = None) -> subprocess.Popen:
+        """``obook grid run``; a book whose options name no algorithm is a self-play (MVBM) book of
+        games, as the fault tests measure (a new book's default is minimax)."""
+        if "--algorithm" not in book_options:
+            book_options = ("--algorithm", "mvbm", *book_options)
         log = open(self.logs / "driver.log", "a")
         self.driver = subprocess.Popen([*OBOOK, "grid", "run", "--book", book, "--target-games", str(target),
                                         "--poll", "0.5", *book_options],

@@ -59,3 +59,23 @@ def test_minimax_book_with_preempted_workers_and_a_broker_restart(grid):
     wait_for_driver(grid, 400)
     assert kills >= 2
     check(grid, "mmgrid", target)
+
+
+def test_the_driver_makes_a_new_book_as_obook_build_does(grid):
+    """``obook grid run`` without ``--algorithm`` makes a minimax book for the play budget ``--for``
+    names (P playouts a move, each node a search of 30 x P), as ``obook build`` does; an MVBM book
+    given ``--for`` is an error naming it. (No worker: the driver gives up after a second.)"""
+    ran = grid.obook("grid", "run", "--book", "bybudget", "--target", "3", "--size", "5", "--komi", "0.5",
+                     "--for", "200", "--max-seconds", "1")
+    assert ran.returncode == 1, ran.stderr[-2000:]
+    [(algorithm, search, play_playouts)] = grid.sql("SELECT algorithm, search, play_playouts FROM books "
+                                                    "WHERE name = 'bybudget'")
+    assert algorithm == "minimax" and "playouts=6000" in search and play_playouts == 200
+    refused = grid.obook("grid", "run", "--book", "selfplay", "--target", "3", "--algorithm", "mvbm", "--for", "0.25s")
+    assert refused.returncode == 2 and "--for is the play budget of a minimax book" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    # compose's variables left empty (docker-compose.yml's driver): as if not given
+    empty = grid.obook("grid", "run", "--book", "selfplay", "--target", "3", "--size", "5", "--algorithm", "mvbm",
+                       "--for", "", "--seconds-per-move", "", "--search", "", "--max-seconds", "1")
+    assert empty.returncode == 1, empty.stderr[-2000:]
+    assert grid.sql("SELECT algorithm, seconds_per_move FROM books WHERE name = 'selfplay'") == [("mvbm", 1.0)]

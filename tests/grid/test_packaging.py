@@ -154,3 +154,6 @@ def test_core_dependencies_are_the_engines_and_the_licence_matches():
     pins = [line for line in (ROOT / "constraints.txt").read_text().splitlines() if line and line[0] != "#"]
     assert pins and all("==" in line for line in pins)
     assert {line.split("==")[0].lower() for line in pins} >= {"numba", "numpy", "celery", "fastapi", "sqlalchemy"}
+    dockerfile = (ROOT / "Dockerfile").read_text()  # the image installs the same pinned versions
+    assert "constraints.txt" in next(line for line in dockerfile.splitlines() if line.startswith("COPY pyproject.toml"))
+    assert "pip install -c constraints.txt '.[all]'" in dockerfile
