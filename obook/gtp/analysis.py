@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from obook.go.position import parse_color
 from obook.gtp.arguments import centiseconds_argument, integer_argument, is_number, vertex_argument
 from obook.gtp.protocol import GTPCommandError
-from obook.search.report import kata_move_infos, ranked_moves
+from obook.search.report import kata_move_infos, ranked_moves, root_scores, root_winrate
 from obook.search.result import MoveStats, SearchResult
 
 
@@ -34,6 +34,8 @@ class AnalyzeOptions:
     min_moves: int = 0
     max_moves: int = 0  # 0: all moves with visits
     ownership: bool = False  # kata-analyze: append the ownership of every point
+    root_info: bool = False  # kata-analyze: append the root's figures (``rootInfo``)
+    pv_visits: bool = False  # kata-analyze: each move's ``pvVisits`` after its pv (where the search kept them)
     allow: set[int] | None = None  # only these first moves of ``color`` (None: any)
     avoid: set[int] = field(default_factory=set)  # never these first moves of ``color``
 
@@ -57,7 +59,7 @@ def parse_analyze_options(args: list[str], to_move: int, size: int = 19, kata: b
     if words and is_number(words[0]):
         interval = centiseconds_argument(words.pop(0))
     options = AnalyzeOptions(color=color, interval=interval)
-    known = "interval, minmoves, maxmoves, avoid, allow" + (", ownership" if kata else "")
+    known = "interval, minmoves, maxmoves, avoid, allow" + (", ownership, rootInfo, pvVisits" if kata else "")
     while words:
         key = words.pop(0).lower()
         if not words:
@@ -89,9 +91,20 @@ def parse_analyze_options(args: list[str], to_move: int, size: int = 19, kata: b
             if value.lower() not in ("true", "false"):
                 raise GTPCommandError(f"ownership must be true or false, not {value!r}")
             options.ownership = value.lower() == "true"
-        elif kata and key in ("ownershipstdev", "pvvisits", "movesownership", "rootinfo", "pvedgevisits"):
+        elif key == "rootinfo" and kata:
+            if value.lower() not in ("true", "false"):
+                raise GTPCommandError(f"rootInfo must be true or false, not {value!r}")
+            options.root_info = value.lower() == "true"
+        elif key == "pvvisits" and kata:
+            if value.lower() not in ("true", "false"):
+                raise GTPCommandError(f"pvVisits must be true or false, not {value!r}")
+            options.pv_visits = value.lower() == "true"
+        elif kata and key in ("ownershipstdev", "movesownership", "pvedgevisits"):
             if value.lower() not in ("true", "false"):
                 raise GTPCommandError(f"{key} must be true or false, not {value!r}")
+            if value.lower() == "true":  # asked for, and obook cannot give it: said, not silently left out
+                raise GTPCommandError(f"{key} is not available: obook keeps neither ownership by move nor its "
+                                      f"spread, nor visits by edge; known are {known}")
         else:
             raise GTPCommandError(f"unknown analyze option {key!r}: known are {known}")
     return options
@@ -136,13 +149,20 @@ def format_kata_line(result: SearchResult, size: int, options: AnalyzeOptions,
     value per point (top row first) when given. The scores are the search's (module docstring),
     for the colour analysed: the player to move of the search."""
     parts = []
-    for info in kata_move_infos(result, shown_moves(result, options), size):
+    for info in kata_move_infos(result, shown_moves(result, options), size, pv_visits=options.pv_visits):
+        pv_visits = " pvVisits " + " ".join(map(str, info["pvVisits"])) if "pvVisits" in info else ""
         parts.append(f"info move {info['move']} visits {info['visits']} winrate {info['winrate']:.6f} "
                      f"{_scores(info)}prior {info['prior']:.6f} lcb {info['lcb']:.6f} "
-                     f"order {info['order']} pv {' '.join(info['pv'])}")
+                     f"order {info['order']} pv {' '.join(info['pv'])}{pv_visits}")
     if not parts:
         return ""
     line = " ".join(parts)
+    if options.root_info:
+        mean, stdev = root_scores(result.moves)
+        visits = max(int(result.playouts), sum(s.visits for s in result.moves))
+        line += f" rootInfo visits {visits} winrate {root_winrate(result):.6f}"
+        if mean is not None:
+            line += f" scoreMean {mean:.2f} scoreStdev {stdev:.2f} scoreLead {mean:.2f}"
     if ownership is not None:
         line += " ownership " + " ".join(f"{v:.4f}" for v in ownership)
     return line

@@ -162,20 +162,24 @@ class MCTSPlayer(Player):
             score_mean, score_stdev = score_moments(float(tree.score_sum[child]), float(tree.score_sq[child]), n, sign)
             na = float(round(tree.amaf_visits[child] - tree.prior_visits[child]))
             amaf_wins = float(tree.amaf_wins[child] - tree.prior_wins[child])
+            pv, pv_visits = self.principal_variation(child)
             stats.append(
                 MoveStats(
                     point=int(tree.move[child]), visits=int(n), winrate=mean, variance=var,
                     amaf_visits=int(na), amaf_winrate=amaf_wins / na if na > 0 else 0.0,
-                    pv=self.principal_variation(child), prior=float(tree.prior_wins[child]),
-                    score_mean=score_mean, score_stdev=score_stdev,
+                    pv=pv, prior=float(tree.prior_wins[child]),
+                    score_mean=score_mean, score_stdev=score_stdev, pv_visits=pv_visits,
                 )
             )
         stats.sort(key=lambda s: (s.visits, s.winrate), reverse=True)
         return stats
 
-    def principal_variation(self, node: int, min_visits: int = 2, limit: int = 30) -> list[int]:
+    def principal_variation(self, node: int, min_visits: int = 2, limit: int = 30) -> tuple[list[int], list[int]]:
+        """The moves from ``node`` down its most visited children, and each one's visits (KataGo's
+        ``pvVisits``)."""
         tree = self.tree
         pv = [int(tree.move[node])]
+        pv_visits = [int(round(tree.visits[node] - tree.prior_visits[node]))]
         while len(pv) < limit:
             first = int(tree.first_child[node])
             if first == NO_NODE:
@@ -186,8 +190,9 @@ class MCTSPlayer(Player):
             if real[best - first] < min_visits:
                 break
             pv.append(int(tree.move[best]))
+            pv_visits.append(int(real[best - first]))
             node = best
-        return pv
+        return pv, pv_visits
 
     def root_score(self, position: Position) -> float | None:
         """The mean final score of the simulations through the root (this search's and those kept

@@ -64,9 +64,10 @@ def principal_variation(stats: MoveStats, size: int) -> list[str]:
     return pv if pv and pv[0] == move else [move] + pv
 
 
-def kata_move_infos(result: SearchResult, shown: list[MoveStats], size: int) -> list[dict]:
+def kata_move_infos(result: SearchResult, shown: list[MoveStats], size: int, pv_visits: bool = False) -> list[dict]:
     """KataGo's move infos of the moves ``shown`` (in that order: ``order`` is the index), the
-    player to move's figures; ``scoreMean``/``scoreStdev``/``scoreLead`` only where measured."""
+    player to move's figures; ``scoreMean``/``scoreStdev``/``scoreLead`` only where measured;
+    with ``pv_visits``, ``pvVisits`` where the search kept them."""
     prior = priors(result)
     infos = []
     for order, stats in enumerate(shown):
@@ -78,6 +79,8 @@ def kata_move_infos(result: SearchResult, shown: list[MoveStats], size: int) -> 
             info["scoreLead"] = float(stats.score_mean)
         info.update(prior=float(prior.get(stats.point, 0.0)), lcb=lower_bound(stats), order=order,
                     pv=principal_variation(stats, size))
+        if pv_visits and stats.pv_visits is not None and len(stats.pv_visits) == len(info["pv"]):
+            info["pvVisits"] = list(stats.pv_visits)
         infos.append(info)
     return infos
 

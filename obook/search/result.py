@@ -30,6 +30,7 @@ class MoveStats:
     score_mean: float | None = None  # mean final score of the simulations through this move (module docstring)
     score_stdev: float | None = None  # their standard deviation (population: 0 below two simulations)
     lcb: float | None = None  # a lower bound known otherwise (a minimax book's), instead of the standard error's
+    pv_visits: list[int] | None = None  # the visits of each node of ``pv`` (None: not kept, as by root parallelism)
 
 
 @dataclass

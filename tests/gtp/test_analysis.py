@@ -74,7 +74,7 @@ def test_printer_writes_at_most_once_an_interval_unless_forced():
 def test_options_allow_avoid_and_ownership():
     options = parse_analyze_options(["w", "10", "avoid", "w", "E5,d4", "1", "avoid", "b", "C3", "2", "allow", "w",
                                      "E5,F6,pass", "3", "ownership", "true", "pvVisits", "true"], BLACK, 9, kata=True)
-    assert options.color == WHITE and options.ownership
+    assert options.color == WHITE and options.ownership and options.pv_visits
     assert options.avoid == {parse_vertex("E5", 9), parse_vertex("D4", 9)}  # Black's C3 is not the first move
     assert options.allow == {parse_vertex("E5", 9), parse_vertex("F6", 9), PASS}
     assert [options.permits(parse_vertex(v, 9)) for v in ("E5", "F6", "pass", "G7")] == [False, True, True, False]
@@ -120,3 +120,41 @@ def test_ownership_rows_are_top_row_first_for_the_colour_analysed():
     black = {point_of(col, row, 3): float(10 * row + col) / 100 for row in range(3) for col in range(3)}
     assert ownership_rows(black, 3, BLACK) == [0.2, 0.21, 0.22, 0.1, 0.11, 0.12, 0.0, 0.01, 0.02]
     assert ownership_rows(black, 3, WHITE)[:2] == [-0.2, -0.21]
+
+
+def test_kata_root_info_is_honoured_and_what_obook_cannot_give_is_refused():
+    """``rootInfo true`` appends the root's visits, win rate and scores (before the ownership); the
+    keys whose figures obook's search does not keep (``ownershipStdev``, ...) are
+    refused when asked for, not silently left out (issue 34), and accepted as ``false``."""
+    options = parse_analyze_options(["b", "rootInfo", "true", "ownership", "true"], BLACK, 9, kata=True)
+    assert options.root_info and options.ownership
+    moves = (stats("E5", 300, 0.6, score=(2.0, 4.0)), stats("C3", 100, 0.2, score=(-2.0, 4.0)))
+    line = format_kata_line(result(*moves), 9, options, ownership=[0.0] * 81)
+    root = line.split(" rootInfo ")[1].split(" ownership ")[0]
+    # visits 400; win rate (300 x 0.6 + 100 x 0.2) / 400; score mean 1.0, spread sqrt(16 + 4 - 1)
+    assert root == "visits 400 winrate 0.500000 scoreMean 1.00 scoreStdev 4.36 scoreLead 1.00"
+    assert " rootInfo " not in format_kata_line(result(*moves), 9, parse_analyze_options([], BLACK, 9, kata=True))
+    for key in ("ownershipStdev", "movesOwnership", "pvEdgeVisits"):
+        with pytest.raises(GTPCommandError, match="not available"):
+            parse_analyze_options([key, "true"], BLACK, 9, kata=True)
+        assert parse_analyze_options([key, "false"], BLACK, 9, kata=True).color == BLACK
+
+
+def test_kata_pv_visits_are_the_searchs_visits_along_each_pv():
+    """``pvVisits true``: after each move's pv, the visits of each of its nodes, from the tree (the
+    first is the move's own visits, then non-increasing down the most visited children)."""
+    from obook.go.position import Position
+    from obook.search.players import make_player
+
+    player = make_player("playouts=400,seed=3")
+    searched = player.genmove(Position(size=9, komi=7.5), playouts=400)
+    options = parse_analyze_options(["b", "pvVisits", "true"], BLACK, 9, kata=True)
+    line = format_kata_line(searched, 9, options)
+    infos = line.split("info move ")[1:]
+    assert infos
+    for info in infos:
+        pv = info.split(" pv ")[1].split(" pvVisits ")[0].split()
+        visits = [int(v) for v in info.split(" pvVisits ")[1].split()]
+        assert len(visits) == len(pv) and visits[0] == int(info.split(" visits ")[1].split()[0])
+        assert all(a >= b for a, b in zip(visits, visits[1:]))
+    assert " pvVisits " not in format_kata_line(searched, 9, parse_analyze_options(["b"], BLACK, 9, kata=True))
