@@ -107,3 +107,25 @@ def test_composes_backup_service_runs_the_tested_script_as_the_backup_role():
     assert (env["PGUSER"], env["PGDATABASE"], env["PGHOST"]) == ("obook_backup", "obook", "postgres")
     assert backup["depends_on"]["migrate"]["condition"] == "service_completed_successfully"  # granted first
     assert "backups" in yaml.safe_load((ROOT / "docker-compose.yml").read_text())["volumes"]
+
+
+def test_the_remote_worker_compose_holds_only_the_workers_secrets():
+    """``docker-compose.worker.yml`` (issue 34, item 9): workers on another machine from the pushed
+    image, with the worker role's database URL and the broker's, and nothing else secret; the same
+    command, stop grace and health check as the main file's workers, so both behave alike."""
+    remote = yaml.safe_load((ROOT / "docker-compose.worker.yml").read_text())["services"]
+    assert list(remote) == ["worker"]
+    worker, local = remote["worker"], yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["worker"]
+    assert worker["image"].startswith("${OBOOK_IMAGE:?") and "build" not in worker
+    env = worker["environment"]
+    assert env["OBOOK_DATABASE_URL"].startswith("${OBOOK_DATABASE_URL:?") and "obook_worker" in env["OBOOK_DATABASE_URL"]
+    assert env["OBOOK_BROKER_URL"].startswith("${OBOOK_BROKER_URL:?")
+    source = yaml.safe_dump(worker)
+    for secret in SECRETS - {"REDIS_PASSWORD", "OBOOK_WORKER_PASSWORD"} | {"OBOOK_ADMIN_TOKEN"}:
+        assert secret not in source, secret
+    for key in ("command", "stop_signal", "stop_grace_period", "healthcheck", "restart"):
+        assert worker[key] == local[key], key
+    example = dict(line.split("=", 1) for line in (ROOT / ".env.worker.example").read_text().splitlines()
+                   if line and not line.startswith("#"))
+    assert example == {"OBOOK_IMAGE": "", "OBOOK_DATABASE_URL": "", "OBOOK_BROKER_URL": ""}
+    assert "/.env.worker" in (ROOT / ".gitignore").read_text().split()
