@@ -8,7 +8,7 @@ another, over a real grid build: 3 ``obook worker`` processes and ``obook grid r
 database of the tests' own PostgreSQL cluster (``tests.conftest.RestartableServer``, never the
 machine's shared one) and a Redis server of the run's own (``PrivateRedis``). ``--kind game``
 builds a statistical book of fast 5x5 games, ``--kind expansion`` a minimax book of tiny-search
-5x5 expansions. For ``--minutes``, at random intervals (2 to 10 s), one of:
+7x7 expansions. For ``--minutes``, at random intervals (2 to 10 s), one of:
 
 - ``kill_worker``: SIGKILL a worker's process group (one in a unit if any), then start a new one;
 - ``kill_driver``: SIGKILL the driver, start it again;
@@ -33,8 +33,9 @@ build reaches its last target, and the run checks:
   the book's counter (``books.expansions_done``) equal the rows; ``obook verify`` is clean (the
   statistics are the recount of the finished games; every backed-up value matches);
 - searches repeated (games: searches counted beyond the search moves stored and resignations;
-  expansions: ``attempts - 1``) at most one per unit a fault could interrupt: one per worker
-  killed, stopped or replaced, one per worker alive at a PostgreSQL or Redis restart.
+  expansions: tasks that ended ``lost`` or never ended, ``task_outcomes``; ``attempts - 1``, the
+  driver's sends beyond the first, is printed too) at most one per unit a fault could interrupt:
+  one per worker killed, stopped or replaced, one per worker alive at a PostgreSQL or Redis restart.
 
 It prints each fault as a JSON line (seconds since the start, the fault, its details) and the
 figures as a last line; the exit status is 1 when a check fails. ``--record`` appends the figures to
@@ -50,6 +51,7 @@ import argparse
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -66,7 +68,8 @@ from tests.grid.gridharness import Grid, PrivateRedis  # noqa: E402
 BOOK = "schedule"
 OPTIONS = {
     "game": ("--size", "5", "--search", "playouts=20", "--seconds-per-move", "0", "--depth", "10"),
-    "expansion": ("--algorithm", "minimax", "--size", "5", "--komi", "0.5", "--search", "playouts=300",
+    # 7x7: a 5x5 book at komi 0.5 had nothing left to schedule after 51 expansions (one line to the end)
+    "expansion": ("--algorithm", "minimax", "--size", "7", "--komi", "9.5", "--search", "playouts=300",
                   "--seconds-per-move", "0"),
 }
 FAULTS = ("kill_worker", "kill_driver", "pg_restart", "pg_crash", "redis_restart", "stop_worker", "clock_worker",
@@ -287,7 +290,9 @@ class Schedule:
             clean = (f"{self.target} finished games" in verify.stdout
                      and "statistics match the games" in verify.stdout)
         else:
-            figures["repeated"] = grid.sql("SELECT coalesce(sum(attempts - 1), 0) FROM expansions")[0][0]
+            figures["claims_repeated"] = grid.sql("SELECT coalesce(sum(attempts - 1), 0) FROM expansions")[0][0]
+            figures["tasks"] = task_outcomes(grid.logs)
+            figures["repeated"] = figures["tasks"]["searches_repeated"]
             figures["book_counter"] = grid.sql("SELECT expansions_done FROM books WHERE name = :b", b=book)[0][0]
             figures["staged_left"] = grid.sql("SELECT count(*) FROM expansion_results")[0][0]
             figures["edges"] = grid.sql("SELECT count(*) FROM minimax_edges")[0][0]
@@ -312,6 +317,23 @@ class Schedule:
             problems.append(f"{figures['repeated']} searches repeated, at most {self.interruptible} allowed")
         figures["problems"] = problems
         return figures
+
+
+def task_outcomes(logs: Path) -> dict:
+    """The workers' grid tasks by outcome, from their logs (Celery's "received" and "succeeded ...:
+    'finished'" lines), and the expansion searches repeated: tasks that ended ``lost`` (a store
+    error or a lost lease after the search) or never ended (the worker killed, or frozen until the
+    end). On the grid an expansion's ``attempts`` counts the driver's sends (a claim by a token),
+    not searches: a resent message whose first copy was lost, or that found its unit taken
+    (``busy``) or the store down (``unavailable``), searched nothing."""
+    text = "\n".join(p.read_text(errors="replace") for p in sorted(logs.glob("worker*.log")))
+    received = len(re.findall(r"advance_unit\[[^\]]*\] received", text))
+    outcomes: dict[str, int] = {}
+    for outcome in re.findall(r"advance_unit\[[^\]]*\] succeeded in [0-9.]+s: '([a-z-]+)'", text):
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    unfinished = received - sum(outcomes.values())
+    return {"received": received, **dict(sorted(outcomes.items())), "never_ended": unfinished,
+            "searches_repeated": outcomes.get("lost", 0) + unfinished}
 
 
 def run_schedule(kind: str, minutes: float, seed: int, server, logs: Path, emit=None,
@@ -381,6 +403,9 @@ def main() -> int:
     if os.geteuid() != 0:
         raise SystemExit("the tests' PostgreSQL cluster needs root (pg_createcluster, pg_ctlcluster)")
     from tests.conftest import _start_restartable_server
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # SIGTERM too stops the grid and drops the database
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job's SIGINT is ignored otherwise
 
     server, started = _start_restartable_server()
     logs = Path(tempfile.mkdtemp(prefix=f"fault_schedule_{args.kind}_"))
