@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 
 import pytest
@@ -18,11 +19,15 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 from fault_schedule import run_schedule  # noqa: E402
 
+from tests.conftest import _service_missing  # noqa: E402
+
 SEED = 11  # the schedule it made is printed (-s)
 
 
 @pytest.mark.slow
 def test_a_random_fault_schedule_over_a_grid_build_of_games(restartable_postgres, compiled_engine, tmp_path):
+    if shutil.which("redis-server") is None:  # the run's own broker, which it kills and starts again
+        _service_missing("redis-server", FileNotFoundError("redis-server is not on PATH (apt-get install redis-server)"))
     schedule = []
     figures = run_schedule("game", 0.67, SEED, restartable_postgres, tmp_path, emit=schedule.append,
                            settle_seconds=120, raise_seconds=10)
