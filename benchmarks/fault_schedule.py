@@ -63,6 +63,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # tests.conftest and tests.grid.gridharness: the tests' cluster and grid
 
+from sqlalchemy.exc import OperationalError  # noqa: E402
+
 from tests.grid.gridharness import Grid, PrivateRedis  # noqa: E402
 
 BOOK = "schedule"
@@ -78,6 +80,7 @@ WORKERS = 3
 FAILING_SECONDS = 25  # a worker failing every unit lives this long (it takes seconds to start)
 HEADROOM, STEP = 8, 20  # the target is raised once within HEADROOM of it: by STEP at least,
 RAISE_SECONDS = 30  # or by the units done in this long at the rate since the last raise
+CHECK_ATTEMPTS = 5
 RUN_ENV = {"OBOOK_DB_IDLE_TRANSACTION_TIMEOUT": "3",  # a frozen worker's open transaction ends, its locks go
            "OBOOK_MAX_GAME_FAILURES": "1000", "OBOOK_RETRY_SECONDS": "1"}
 
@@ -263,7 +266,15 @@ class Schedule:
         self.observe()
         status = self.grid.driver.poll()
         self.log("build_ended" if status is not None else "build_did_not_end", status=status, target=self.target)
-        return self.check(faulting, round(time.monotonic() - settle_from, 1), status)
+        settled = round(time.monotonic() - settle_from, 1)
+        for attempt in range(CHECK_ATTEMPTS):
+            try:
+                return self.check(faulting, settled, status)
+            except OperationalError as exc:  # the cluster is shared by the tests: another session may restart it
+                if attempt + 1 == CHECK_ATTEMPTS:
+                    raise
+                self.log("check_retried", error=str(exc).splitlines()[0])
+                time.sleep(5)
 
     # ---- the checks -----------------------------------------------------------------------------
 
