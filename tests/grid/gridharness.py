@@ -21,10 +21,10 @@ REDIS_START = ["redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::
                "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log"]
 
 
-def redis_client():
+def redis_client(url: str = REDIS_URL):
     import redis
 
-    return redis.Redis.from_url(REDIS_URL, socket_timeout=5, socket_connect_timeout=2)
+    return redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
 
 
 def wait_until(predicate, timeout: float, step: float = 0.2, what: str = "condition"):
@@ -42,6 +42,7 @@ class Grid:
     database_url: str
     logs: Path
     queue: str = field(default_factory=lambda: f"obook_test_{uuid.uuid4().hex[:8]}")
+    broker_url: str = REDIS_URL
     lease_seconds: float = 4.0
     slice_seconds: float = 1.0
     soft_shutdown_seconds: float = 20.0
@@ -51,7 +52,7 @@ class Grid:
 
     @property
     def env(self) -> dict[str, str]:
-        return {**os.environ, "OBOOK_DATABASE_URL": self.database_url, "OBOOK_BROKER_URL": REDIS_URL,
+        return {**os.environ, "OBOOK_DATABASE_URL": self.database_url, "OBOOK_BROKER_URL": self.broker_url,
                 "OBOOK_QUEUE": self.queue, "OBOOK_LEASE_SECONDS": str(self.lease_seconds),
                 "OBOOK_SLICE_SECONDS": str(self.slice_seconds),
                 "OBOOK_SOFT_SHUTDOWN_SECONDS": str(self.soft_shutdown_seconds)}
@@ -110,7 +111,7 @@ class Grid:
                     pass
                 process.wait(10)
         try:
-            client = redis_client()
+            client = redis_client(self.broker_url)
             client.delete(self.queue)
         except Exception:  # noqa: BLE001 - Redis may be the thing a test broke
             pass
@@ -164,3 +165,46 @@ def restart_redis() -> None:
     subprocess.run(REDIS_START, check=True, capture_output=True, timeout=20)
     wait_until(lambda: subprocess.run(["redis-cli", "-h", "127.0.0.1", "ping"], capture_output=True,
                                       text=True).stdout.strip() == "PONG", 20, what="Redis to start")
+
+
+class PrivateRedis:
+    """A Redis server of one run's own (no persistence, on a free port), a child of this process:
+    a run that restarts its broker again and again must not restart the machine's, which other
+    tests and programs share. ``restart`` SIGKILLs it (every queued message is lost, as a crashed
+    broker without persistence) and starts it again on the same port."""
+
+    def __init__(self, logs: Path):
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.logs = logs
+        self.process: subprocess.Popen | None = None
+        self.start()
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(self.port), "--save", "",
+                                         "--appendonly", "no", "--dir", str(self.logs),
+                                         "--logfile", str(self.logs / "redis.log")],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        wait_until(self.ping, 20, step=0.05, what=f"Redis on port {self.port} to start")
+
+    def ping(self) -> bool:
+        try:
+            return bool(redis_client(self.url).ping())
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(20)
