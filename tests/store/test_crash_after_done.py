@@ -16,7 +16,8 @@ from tests.grid.test_grid_faults import grid_over, redis_ready, wait_for_driver 
 
 BOOKS = {
     # a few fast games of 5x5
-    "statistical": (6, ("--size", "5", "--search", "playouts=50", "--seconds-per-move", "0", "--depth", "8")),
+    "statistical": (6, ("--algorithm", "mvbm", "--size", "5", "--search", "playouts=50", "--seconds-per-move", "0",
+                        "--depth", "8")),
     # a few expansions with tiny searches
     "minimax": (6, ("--algorithm", "minimax", "--size", "5", "--search", "playouts=50", "--play-playouts", "20",
                     "--seconds-per-move", "0")),

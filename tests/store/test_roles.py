@@ -30,7 +30,8 @@ from tests.conftest import fresh_postgres_database
 from tests.grid.test_grid_faults import redis_ready  # noqa: F401 - a fixture
 
 ROOT = Path(__file__).resolve().parents[2]
-MBM_BUILD = ["--size", "7", "--search", "playouts=48", "--seconds-per-move", "0", "--depth", "12", "--games", "3"]
+MBM_BUILD = ["--algorithm", "mbm", "--size", "7", "--search", "playouts=48", "--seconds-per-move", "0", "--depth", "12",
+             "--games", "3"]
 MINIMAX_BUILD = ["--algorithm", "minimax", "--size", "5", "--komi", "0.5", "--search", "playouts=50",
                  "--play-playouts", "5", "--seconds-per-move", "0", "--games", "4"]
 DENIED = "InsufficientPrivilege"
