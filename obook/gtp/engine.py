@@ -13,6 +13,7 @@ command answers ``? message`` and leaves the game exactly as it was.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import math
 import sys
@@ -114,6 +115,8 @@ class GTPEngine(GTPProtocol):
             "gogui-analyze_commands": self.cmd_gogui_analyze_commands,
             "gogui-interrupt": lambda args: "",
             "obook-ownership": self.cmd_ownership,
+            "kata-get-param": self.cmd_kata_get_param,
+            "kata-set-param": self.cmd_kata_set_param,
         }
         if self.book is not None:
             self.commands["obook-book_stats"] = self.cmd_book_stats
@@ -163,6 +166,45 @@ class GTPEngine(GTPProtocol):
         self.player.new_game()
         self._begin_book_game()
         self.clock.reset()
+
+    def cmd_kata_get_param(self, args: list[str]) -> str:
+        """KataGo's ``kata-get-param``: the move budget under KataGo's names (``maxVisits``,
+        ``maxPlayouts``: playouts a move; ``maxTime``: seconds a move, 0 when playouts count), or any
+        option of obook's search by its own name (``exploration``, ``rave``, ...)."""
+        expect_arguments(args, 1, "kata-get-param NAME")
+        name = args[0]
+        if name in KATA_BUDGET:
+            return _format_param(getattr(self.config, KATA_BUDGET[name]))
+        if name in SEARCH_FIELDS:
+            return _format_param(getattr(self.config, name))
+        raise GTPCommandError(f"unknown parameter {name!r}: {', '.join(KATA_BUDGET)} or a search option "
+                              f"({', '.join(sorted(SEARCH_FIELDS))})")
+
+    def cmd_kata_set_param(self, args: list[str]) -> str:
+        """KataGo's ``kata-set-param``: the move budget may change within a session (``maxVisits``,
+        ``maxPlayouts``: playouts a move; ``maxTime``: seconds a move); the search's other options are
+        the player's own, made at the start (``obook gtp --config``), and are refused by name."""
+        expect_arguments(args, 2, "kata-set-param NAME VALUE")
+        name, value = args
+        if name in ("maxVisits", "maxPlayouts"):
+            playouts = integer_argument(value, name)
+            if playouts < 1:
+                raise GTPCommandError(f"{name} must be at least 1, not {playouts}")
+            self.config = self.config.replace(playouts=playouts, seconds=0.0)
+        elif name == "maxTime":
+            try:
+                seconds = float(value)
+            except ValueError:
+                raise GTPCommandError(f"maxTime not a number: {value!r}") from None
+            if not 0 < seconds <= 3600:
+                raise GTPCommandError(f"maxTime must be in (0, 3600] seconds, not {value}")
+            self.config = self.config.replace(seconds=seconds)
+        elif name in SEARCH_FIELDS:
+            raise GTPCommandError(f"{name} is fixed for the session (start obook gtp with --config \"{name}=...\"); "
+                                  f"settable: {', '.join(KATA_BUDGET)}")
+        else:
+            raise GTPCommandError(f"unknown parameter {name!r}: settable are {', '.join(KATA_BUDGET)}")
+        return ""
 
     def cmd_komi(self, args: list[str]) -> str:
         expect_arguments(args, 1, "komi VALUE")
@@ -525,6 +567,14 @@ class GTPEngine(GTPProtocol):
             "plist/Seki Stones/final_status_list seki",
             "string/Final Score/final_score",
         ])
+
+
+KATA_BUDGET = {"maxVisits": "playouts", "maxPlayouts": "playouts", "maxTime": "seconds"}  # KataGo's name -> obook's
+SEARCH_FIELDS = frozenset(f.name for f in dataclasses.fields(SearchConfig))
+
+
+def _format_param(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _make_player(config: SearchConfig):

@@ -573,3 +573,25 @@ def test_kata_genmove_analyze_shows_the_scores_of_the_search_it_plays():
     assert float(first["scoreMean"]) == pytest.approx(best.score_mean, abs=0.005)
     assert float(first["scoreStdev"]) == pytest.approx(best.score_stdev, abs=0.005)
     assert float(first["scoreLead"]) == float(first["scoreMean"])
+
+
+def test_kata_get_and_set_param_change_the_move_budget_and_name_what_is_fixed():
+    """KataGo's ``kata-get-param``/``kata-set-param`` (issue 34): the move budget under KataGo's
+    names, read and changed, and it is what the next ``genmove`` spends; the search's other options
+    are readable and refused as settable by name; unknown names are errors that change nothing."""
+    engine = GTPEngine("playouts=40,seed=1", size=9)
+    assert engine.handle("kata-get-param maxVisits") == "= 40\n\n"
+    assert engine.handle("kata-get-param maxTime") == "= 0\n\n"
+    assert engine.handle("kata-get-param rave") == "= true\n\n"
+    assert engine.handle("kata-set-param maxVisits 120") == "=\n\n"
+    assert engine.handle("kata-get-param maxPlayouts") == "= 120\n\n"
+    budget = engine.clock.move_budget(engine.config, BLACK, engine.position)  # what genmove spends (cmd_genmove)
+    assert (budget.playouts, budget.seconds) == (120, None)
+    assert engine.handle("genmove b").startswith("= ")
+    for command, message in [("kata-set-param maxVisits 0", "at least 1"), ("kata-set-param maxTime x", "not a number"),
+                             ("kata-set-param rave false", "fixed for the session"),
+                             ("kata-set-param bogus 1", "unknown parameter"), ("kata-get-param bogus", "unknown parameter")]:
+        answer = engine.handle(command)
+        assert answer.startswith("?") and message in answer, (command, answer)
+    assert engine.handle("kata-get-param maxVisits") == "= 120\n\n"
+    assert engine.handle("kata-set-param maxTime 0.5") == "=\n\n" and engine.handle("kata-get-param maxTime") == "= 0.5\n\n"
