@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import shlex
+import subprocess
 
 import pytest
 
@@ -108,6 +111,12 @@ def test_a_minimax_build_speaks_of_expansions_and_says_how_to_play_it(tmp_path, 
     assert f"look:   obook lookup --db {url} --book mm" in built.stdout
     play = r'play:   .*obook.* gtp --book mm --book-db sqlite:///\S+b\.db --config "playouts=20"'
     assert re.search(play, built.stdout)
+    # the play line as a GUI runs it, from another directory, over a scripted GTP session: the book's move
+    line = next(text for text in built.stdout.splitlines() if text.startswith("  play:   "))
+    session = subprocess.run(shlex.split(line.removeprefix("  play:   ")), input="boardsize 5\nkomi 0.5\ngenmove b\nquit\n",
+                             capture_output=True, text=True, timeout=300, cwd=tmp_path.parent)
+    usage = json.loads(obook("lookup", "--db", url, "--book", "mm", "", "--json").stdout)["usage_move"]
+    assert usage and session.stdout.split("\n\n")[2] == f"= {usage}", session.stdout + session.stderr[-2000:]
     assert f"grow:   obook build --db {url} --book mm --target 6" in built.stdout
 
     # continued with --games (still accepted), no other option: the book's settings, its unit
