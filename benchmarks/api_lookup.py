@@ -64,6 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from obook.book.rules import MINIMAX, MVBM  # noqa: E402 - the algorithms measured: statistical, search-valued
+from obook.book.kinds import book_kind  # noqa: E402 - what differs between the two, asked of the kind
 
 log = logging.getLogger("api_lookup")
 
@@ -398,7 +399,7 @@ def check_answers(port: int, paths: list[str], algorithm: str, sample: int = 300
         wrong = [] if status == 200 else [f"status {status}"]
         if depth < DEPTH and not found["in_book"]:
             wrong.append("not in the book")
-        if algorithm == MINIMAX:
+        if book_kind(algorithm).has_play_budget:  # a minimax book's answer: values, a book move
             if found.get("value") is None:
                 wrong.append("the position is no node of the book")
             if depth < DEPTH and found["usage_move"] is None:
@@ -534,7 +535,7 @@ def book_size(url: str, algorithm: str) -> dict:
 
     store = open_book_store(url)
     with store.read() as conn:
-        if algorithm != MINIMAX:
+        if not book_kind(algorithm).has_play_budget:
             return {"stats_rows": stats_count(conn, get_book(conn, BOOK).id)}
         book_id = get_book(conn, MINIMAX_BOOK).id
         edges = conn.execute(select(func.count()).select_from(EDGES).where(EDGES.c.book_id == book_id)).scalar_one()
@@ -564,7 +565,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", stream=sys.stderr)
 
     ensure_database(args.db)
-    if args.algorithm == MINIMAX:
+    if book_kind(args.algorithm).has_play_budget:
         openings = build_minimax_book(args.db, args.rows or 100_000, args.games)
         paths = lookup_paths(openings, args.paths, book=MINIMAX_BOOK)
     else:

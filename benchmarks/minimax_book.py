@@ -50,11 +50,13 @@ def playouts_spent(url: str, book: str) -> int:
     from obook.store.models import SELFPLAY, Game, MinimaxNode
     from obook.search.config import SearchConfig
 
+    from obook.book.kinds import book_kind
+
     store = open_book_store(url)
     with store.read() as conn:
         info = get_book(conn, book)
         playouts = SearchConfig.from_spec(info.search or None).playouts
-        if info.algorithm == "minimax":
+        if book_kind(info).has_play_budget:  # a search-valued book: its nodes' searches and play models
             nodes, researched = conn.execute(select(func.count(), func.count().filter(MinimaxNode.searched_edges > 0))
                                              .where(MinimaxNode.book_id == info.id)).one()
             play = CONSTANTS.play_searches * play_playouts(info) if info.expansion == "reach" else 0
@@ -183,10 +185,11 @@ def main() -> None:
                         "a series joins books by +")
     args = parser.parse_args()
     if not args.report:
+        from obook.book.kinds import book_kind
         from obook.book.library import BookSettings, ensure_book, open_book_store
 
         store = open_book_store(args.db, create=True)
-        if args.algorithm == "minimax":
+        if book_kind(args.algorithm).has_play_budget:
             settings = BookSettings(size=9, komi=args.komi, algorithm="minimax",
                                     search=f"playouts={args.search_playouts}", seconds_per_move=0,
                                     expansion=args.expansion, play_playouts=args.play_playouts)
