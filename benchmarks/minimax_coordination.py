@@ -34,6 +34,7 @@ the count of expansions done). PostgreSQL by default (``OBOOK_TEST_DATABASE_URL`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -300,6 +301,20 @@ def percentile(values: list[float], p: float) -> float:
     return values[min(len(values) - 1, int(p * len(values)))]
 
 
+@contextlib.contextmanager
+def kept_database(server: str, name: str):
+    """The URL of database ``name`` on ``server``, created if missing and left in place."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        if conn.execute(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name}).first() is None:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    yield make_url(server).set(database=name).render_as_string(hide_password=False)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", default=DEFAULT_DB)
@@ -313,13 +328,17 @@ def main() -> int:
     parser.add_argument("--scheduler", choices=("workers", "driver"), default="driver",
                         help="driver: one process schedules, as the grid's driver (default); workers: each worker "
                              "schedules when it finds nothing to claim, as an embedded build")
+    parser.add_argument("--keep-db", metavar="NAME",
+                        help="build in this database of --db's server (created if missing) and keep it, so that a "
+                             "later run continues the same book (stages are the book's expansions in all)")
     args = parser.parse_args()
     from obook.book.library import BookSettings, ensure_book, open_book_store
     from obook.book.verification import verify_minimax
     from tests.conftest import fresh_postgres_database
 
     for workers in [int(w) for w in args.workers.split(",")]:
-        with fresh_postgres_database(args.db, f"obook_coord_{workers}") as url:
+        with kept_database(args.db, args.keep_db) if args.keep_db else fresh_postgres_database(
+                args.db, f"obook_coord_{workers}") as url:
             store = open_book_store(url, create=True)
             book = ensure_book(store, "coord", BookSettings(size=args.size, komi=7.0, algorithm="minimax",
                                                             search="playouts=100", seconds_per_move=0,

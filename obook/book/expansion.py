@@ -335,17 +335,21 @@ def _schedule(conn, book: BookInfo, count: int, target: int | None, constants: M
         return []
     root = index.root if index is not None else root_key(book)
     if index is not None:
-        taken = index.taken
+        is_taken = index.is_taken
         if root not in index.nodes:
-            choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
+            choices = [] if is_taken(root, 0) else [(0.0, root, 0, [], None)]
         else:
             choices = [(cost, key, len(index.nodes[key].edges), index.nodes[key].moves.split(), move)
                        for cost, key, move in index.next(count)]
     else:
         nodes = load_nodes(conn, book.id)
         taken = scheduled(conn, book.id)
+
+        def is_taken(key: int, generation: int) -> bool:
+            return (key, generation) in taken
+
         if root not in nodes:
-            choices = [] if (root, 0) in taken else [(0.0, root, 0, [], None)]
+            choices = [] if is_taken(root, 0) else [(0.0, root, 0, [], None)]
         else:
             choices = ((cost, key, len(nodes[key].edges), nodes[key].moves.split(), None)
                        for cost, key in expansion_costs(nodes, root, back_up(nodes, constants), constants))
@@ -353,7 +357,7 @@ def _schedule(conn, book: BookInfo, count: int, target: int | None, constants: M
     for cost, key, generation, moves, move in choices:
         if len(created) >= count:
             break
-        if (key, generation) in taken:
+        if is_taken(key, generation):
             continue
         new_id = schedule_expansion(conn, book.id, key, generation, moves, cost,
                                     expansion_seed(key, generation, move, book.seed_salt), move, if_current=True)

@@ -238,6 +238,52 @@ def changed_nodes(conn: Connection, book_id: int, since: int) -> tuple[list[Node
     return list(nodes.values()), last
 
 
+_CHANGED_BOUNDS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.seq).where(
+    NODES.c.book_id == bindparam("book"), NODES.c.seq > bindparam("since"))
+_BOUNDS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb).where(
+    NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
+_GENERATIONS = select(JOBS.c.position_key, func.max(JOBS.c.generation)).where(
+    JOBS.c.book_id == bindparam("book"), JOBS.c.position_key.in_(bindparam("keys", expanding=True))).group_by(
+    JOBS.c.position_key)
+_JOBS_SO_FAR = select(func.count(), func.coalesce(func.max(JOBS.c.id), 0)).where(JOBS.c.book_id == bindparam("book"))
+
+
+def changed_bounds(conn: Connection, book_id: int, since: int) -> tuple[list[tuple[int, float, float, float]], int]:
+    """(key, value, lcb, ucb) of the nodes written after change ``since``, and the last change seen:
+    ``changed_nodes`` without the searches and edges, for a reader that holds only some nodes."""
+    out, last = [], since
+    for key, value, lcb, ucb, seq in conn.execute(_CHANGED_BOUNDS, {"book": book_id, "since": since}):
+        out.append((to_unsigned(key), value, lcb, ucb))
+        last = max(last, seq)
+    return out, last
+
+
+def node_bounds(conn: Connection, book_id: int, keys) -> dict[int, tuple[float, float, float]]:
+    """(value, lcb, ucb) of those of ``keys`` that are in the book."""
+    keys = [to_signed(k) for k in keys]
+    out = {}
+    for start in range(0, len(keys), 1000):
+        for key, value, lcb, ucb in conn.execute(_BOUNDS, {"book": book_id, "keys": keys[start:start + 1000]}):
+            out[to_unsigned(key)] = (value, lcb, ucb)
+    return out
+
+
+def scheduled_generations(conn: Connection, book_id: int, keys) -> dict[int, int]:
+    """The highest generation at which each of ``keys`` was ever scheduled (absent: never)."""
+    keys = [to_signed(k) for k in keys]
+    out = {}
+    for start in range(0, len(keys), 1000):
+        for key, generation in conn.execute(_GENERATIONS, {"book": book_id, "keys": keys[start:start + 1000]}):
+            out[to_unsigned(key)] = generation
+    return out
+
+
+def jobs_so_far(conn: Connection, book_id: int) -> tuple[int, int]:
+    """(how many expansions were ever scheduled, the last one's id), read at one instant."""
+    count, last = conn.execute(_JOBS_SO_FAR, {"book": book_id}).one()
+    return count, last
+
+
 def scheduled_since(conn: Connection, book_id: int, after: int) -> list[tuple[int, int, int]]:
     """(id, position key, generation) of the book's expansions scheduled after expansion ``after``."""
     return [(i, to_unsigned(k), g) for i, k, g in conn.execute(

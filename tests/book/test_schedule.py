@@ -34,8 +34,8 @@ def with_play_policy(rng: random.Random, search):
     return dataclasses.replace(search, play_policy=" ".join(f"{m}:{w / total:.5f}" for m, w in zip(moves, weights)))
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypatch):
+@pytest.mark.parametrize("seed, slack", [(1, 256), (2, 256), (3, 0), (4, 0)])
+def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, slack, monkeypatch):
     import tests.book.test_backup as backup_test
 
     rng = random.Random(seed)
@@ -45,8 +45,8 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypat
                                                            search="playouts=100", seconds_per_move=0))
     root = 1
     keys, depth = seed_book(store, book, rng, search=backup_test.random_search)
-    index = ReachIndex(book.id, root)
-    compared = 0
+    index = ReachIndex(book.id, root, slack=slack)  # slack 0: nodes no longer reached are dropped at once
+    compared = forgotten = 0
     for step in range(80):
         expand(store, book, rng, keys, depth, CONSTANTS)
         if step % 4 == 3:
@@ -57,21 +57,29 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, monkeypat
             whole = cheapest_of_each_node(reach_candidates(nodes, root, figures))
             assert index.candidates() == whole, f"after step {step}"
             compared += len(whole)
+            if slack == 0:
+                reached = index.dist[0].keys() | index.dist[1].keys()
+                assert set(index.nodes) == reached
+                forgotten += len(nodes) - len(reached)
     assert compared > 25
+    if slack == 0:
+        assert forgotten > 0  # lines left by the book were dropped and the candidates stayed right
 
 
-def test_a_fresh_index_reads_the_whole_book_once_then_only_changes(store):
+def test_a_fresh_index_reads_what_the_root_reaches_then_only_changes(store):
     rng = random.Random(9)
     book = ensure_book(store, "fresh", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
                                                     seconds_per_move=0))
     keys, depth = seed_book(store, book, rng)
     for _ in range(30):
         expand(store, book, rng, keys, depth, CONSTANTS)
-    index = ReachIndex(book.id, 1)
+    index = ReachIndex(book.id, 1, slack=0)
     with store.read() as conn:
         first = index.refresh(conn)
-        assert first == len(load_nodes(conn, book.id))
+        book_nodes = len(load_nodes(conn, book.id))
+        reached = len(index.dist[0].keys() | index.dist[1].keys())
+        assert first == reached < book_nodes  # the nodes read are those the root reaches, not the book
         assert index.refresh(conn) == 0  # nothing changed
     expand(store, book, rng, keys, depth, CONSTANTS)
     with store.read() as conn:
-        assert 1 <= index.refresh(conn) <= 2 + 20  # the expanded node, its child, and ancestors whose figures moved
+        assert index.refresh(conn) <= 2 + 20  # the held nodes among the expanded one and its ancestors, new ones reached
