@@ -231,7 +231,11 @@ def test_compose_file_has_the_services_health_checks_and_settings():
     assert "OBOOK_BROKER_URL" in services["worker"]["environment"]
     assert "container_name" not in services["worker"]  # it scales with --scale worker=N
     assert services["migrate"]["restart"] == "no"
-    assert services["driver"]["restart"] == "on-failure"  # exit 0: the target is reached and durable
+    # exit 0: the target is reached and durable; set-aside units wait for an operator instead of exiting
+    # (3), and a misconfigured driver (2) is not started again for ever (issue 33)
+    assert services["driver"]["restart"] == "on-failure:5"
+    assert "--wait-set-aside" in services["driver"]["command"]
+    assert services["driver"]["healthcheck"]["test"][1:5] == ["obook", "grid", "health", "--book"]
     assert services["worker"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert (ROOT / "Dockerfile").exists()
 
