@@ -39,7 +39,7 @@ from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, games_through, get_game, list_games
 from obook.store.models import FINISHED
-from obook.store.readers import AsyncStatsReader, StatsReader
+from obook.store.readers import AsyncStatsReader, StatsReader, bounded_store
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,8 @@ class BookService:
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
                  fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0,
                  db_timeout: float = 5.0):
-        self.store = store
+        # every other page's statements (books, games, progress, exports, /healthz) bounded as the lookups'
+        self.store = bounded_store(store, db_timeout)
         self.limits = ThreadLimits(threads)
         self.threads, self.heavy_threads = self.limits.threads, self.limits.heavy_threads
         self.run, self.run_heavy, self.run_export = self.limits.run, self.limits.run_heavy, self.limits.run_export
@@ -154,11 +155,14 @@ class BookService:
 
     async def close(self) -> None:
         """Close the connections the service opened itself (the app's shutdown, ``api.app``): the
-        event loop's (``AsyncStatsReader``, which only the loop that made them can close) and the
-        statistics readers' pool."""
+        event loop's (``AsyncStatsReader``, which only the loop that made them can close), the
+        statistics readers' pool and the pages'."""
         if self.async_reader is not None:
             await self.async_reader.close()
         self.reader.dispose()
+        if getattr(self.store, "deadlines", None) is not None:  # bounded_store's own engine
+            self.store.deadlines.close()
+            self.store.dispose()
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
