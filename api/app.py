@@ -25,6 +25,7 @@ from fastapi_offline import FastAPIOffline
 from api.deps import is_admin
 from api.fastpath import CachedLookups
 from api.head import HeadAsGet
+from api.limiters import ServiceBusy
 from api.routers import books, games, progress
 from api.schemas import HealthOut
 from api.service import BookService, GameNotFound
@@ -38,6 +39,7 @@ from obook.store.db import StoreError, open_store
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
+BUSY_RETRY_SECONDS = 5  # a refused export's Retry-After: about one export's time
 ANONYMOUS_UNAVAILABLE = "the database cannot be reached; try again later"  # no URL, host or server message
 
 
@@ -58,7 +60,7 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
     app.state.service = BookService(store, threads=settings.api_threads, cache_seconds=settings.api_cache_seconds,
                                     cache_size=settings.api_cache_size, fresh_seconds=settings.api_fresh_seconds,
                                     cache_mb=settings.api_cache_mb, export_cache_mb=settings.api_export_cache_mb,
-                                    db_timeout=settings.api_db_timeout)
+                                    db_timeout=settings.api_db_timeout, export_queue=settings.api_export_queue)
     for router in (books.router, games.router, progress.router):
         app.include_router(router)
     app.add_middleware(CachedLookups, service=app.state.service)
@@ -96,7 +98,11 @@ def _add_error_answers(app: FastAPI) -> None:
         log.warning("database unavailable: %s", exc)  # the operator reads the reason in the log
         return JSONResponse({"detail": str(exc) if is_admin(request) else ANONYMOUS_UNAVAILABLE}, status_code=503)
 
+    async def busy(_request: Request, exc: Exception) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": str(BUSY_RETRY_SECONDS)})
+
     app.add_exception_handler(RequestValidationError, invalid_request)
+    app.add_exception_handler(ServiceBusy, busy)
     app.add_exception_handler(BookNotFound, not_found)
     app.add_exception_handler(GameNotFound, not_found)
     app.add_exception_handler(StoreError, unavailable)

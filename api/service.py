@@ -39,7 +39,7 @@ from obook.store.books import BookInfo, get_book
 from obook.store.db import Store, StoreError
 from obook.store.games import RECORD_INDEX_CHARS, GameRow, games_through, get_game, list_games
 from obook.store.models import FINISHED
-from obook.store.readers import AsyncStatsReader, StatsReader
+from obook.store.readers import AsyncStatsReader, StatsReader, bounded_store
 
 log = logging.getLogger(__name__)
 
@@ -123,9 +123,10 @@ class BookService:
 
     def __init__(self, store: Store, threads: int = 8, cache_seconds: float = 600.0, cache_size: int = 20000,
                  fresh_seconds: float = 1.0, cache_mb: float = 192.0, export_cache_mb: float = 64.0,
-                 db_timeout: float = 5.0):
-        self.store = store
-        self.limits = ThreadLimits(threads)
+                 db_timeout: float = 5.0, export_queue: int = 4):
+        # every other page's statements (books, games, progress, exports, /healthz) bounded as the lookups'
+        self.store = bounded_store(store, db_timeout)
+        self.limits = ThreadLimits(threads, export_queue)
         self.threads, self.heavy_threads = self.limits.threads, self.limits.heavy_threads
         self.run, self.run_heavy, self.run_export = self.limits.run, self.limits.run_heavy, self.limits.run_export
         share = cache_mb * 2**20 / 3  # the three lookup caches share OBOOK_API_CACHE_MB
@@ -154,11 +155,14 @@ class BookService:
 
     async def close(self) -> None:
         """Close the connections the service opened itself (the app's shutdown, ``api.app``): the
-        event loop's (``AsyncStatsReader``, which only the loop that made them can close) and the
-        statistics readers' pool."""
+        event loop's (``AsyncStatsReader``, which only the loop that made them can close), the
+        statistics readers' pool and the pages'."""
         if self.async_reader is not None:
             await self.async_reader.close()
         self.reader.dispose()
+        if getattr(self.store, "deadlines", None) is not None:  # bounded_store's own engine
+            self.store.deadlines.close()
+            self.store.dispose()
 
     def clear(self) -> int:
         cleared = self.answers.clear() + self.stats.clear() + self.books.clear() + self.exports.clear()
@@ -390,16 +394,22 @@ class BookService:
     def export_sgf(self, book: str, min_games: int, depth: int | None, max_nodes: int) -> bytes:
         """The book as SGF, made once per generation of the book (and parameters) whoever asks: an
         export replays up to 20,000 nodes and queries each. Concurrent askers of the same export
-        wait for the one computation; exports larger than the cache's budget are made each time."""
+        wait for the one computation; exports larger than the cache's budget are made each time.
+        Parameters the export does not read are not in the key (``BookKind.export_parameters``: a
+        minimax book's ``min_games``, a depth past the book's), and an export that wrote the whole
+        tree (fewer nodes than its cap) answers every larger cap, so that varying them makes no new
+        export (issue 33)."""
         info = self.keyed_book(book, "export it")
-        key = (book, min_games, depth, max_nodes)
-        with self._export_locks[hash(key) % len(self._export_locks)]:
+        kind = book_kind(info)
+        min_games, depth = kind.export_parameters(info, min_games, depth)
+        key, whole_key = (book, min_games, depth, max_nodes), (book, min_games, depth, "whole")
+        with self._export_locks[hash(whole_key) % len(self._export_locks)]:
             generation = self.versions.current(info).generation
-            hit = self.exports.get(key)
-            if hit is not None and hit[0] == generation:
-                return hit[1]
-            data, _ = book_kind(info).export(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
-            self.exports.put(key, (generation, data))
+            for hit in (self.exports.get(key), self.exports.get(whole_key)):
+                if hit is not None and hit[0] == generation and hit[2] <= max_nodes:
+                    return hit[1]
+            data, nodes = kind.export(self.store, info, min_games=min_games, depth=depth, max_nodes=max_nodes)
+            self.exports.put(whole_key if nodes < max_nodes else key, (generation, data, nodes))
             return data
 
     def progress(self, limit: int, offset: int, games_limit: int, workers_limit: int) -> ProgressOut:

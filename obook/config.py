@@ -44,6 +44,7 @@ class Settings(BaseSettings):
     worker_concurrency: int = 0  # processes of one grid worker (0: the machine's CPU count)
     cors_origins: str = ""  # browser origins allowed to call the service, comma-separated ("*": any); empty: none
     api_export_cache_mb: float = 64.0  # SGF exports kept (per book generation and parameters), in megabytes
+    api_export_queue: int = Field(4, ge=0)  # exports waiting for the one being made; more are refused (503)
     # Read by `obook db roles` alone (obook/store/roles.py): the password it gives each role; empty
     # leaves a role's password as it is (a new role then has none: only trust or peer log-ins).
     migrator_password: str = ""

@@ -2,6 +2,11 @@
 
 Both read ``OBOOK_DATABASE_URL`` and ``OBOOK_BROKER_URL`` (or ``--db`` / ``--broker``); a worker on
 another machine needs nothing else.
+
+The driver's exit status says whether starting it again can help (compose restarts it on failure):
+0 done, 1 gave up (``--max-seconds``) or crashed, 2 misconfigured or bad input (``ObookError``,
+``obook.cli``; restarting changes nothing), 3 stopped with units set aside (an operator must put them
+back: ``obook verify --retry-set-aside``; ``--wait-set-aside`` waits for that instead of exiting).
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from obook.errors import ObookError
 from obook.grid.driver import DriverPlan
 from obook.store import jobs
 from obook.store.db import StoreError
+
+EXIT_DONE, EXIT_GAVE_UP, EXIT_SET_ASIDE = 0, 1, 3  # and 2: misconfigured or bad input (obook.cli)
 
 
 def register(subparsers) -> None:
@@ -59,11 +66,18 @@ def register(subparsers) -> None:
     r.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
     r.add_argument("--broker", default=None, metavar="URL", help="broker URL (default: OBOOK_BROKER_URL)")
     r.add_argument("--max-seconds", type=float, default=None, help="give up after this long (exit 1)")
+    r.add_argument("--wait-set-aside", action="store_true",
+                   help="with units set aside (they failed on several workers) and nothing else to do, wait for "
+                        "an operator to put them back (obook verify --retry-set-aside) and take them up, instead "
+                        "of exiting with status 3 (compose's driver, which would otherwise be restarted)")
     r.set_defaults(func=cmd_grid_run)
     h = actions.add_parser("health", help="a worker's health: exit 1 when it quarantined itself (failed "
-                                          "OBOOK_QUARANTINE_FAILURES units in a row), 0 when healthy")
+                                          "OBOOK_QUARANTINE_FAILURES units in a row), 0 when healthy; with "
+                                          "--book, the book's: exit 1 while units are set aside")
     h.add_argument("--worker", default=None, metavar="ID", help="the worker's identity (its log's first lines)")
     h.add_argument("--host", default=None, help="the newest worker of this host (default: this machine)")
+    h.add_argument("--book", default=None, help="the health of this book's build instead (compose's driver): "
+                                                "exit 1 while units are set aside, waiting for an operator")
     h.add_argument("--db", default=None, metavar="URL", help="database URL (default: OBOOK_DATABASE_URL)")
     h.set_defaults(func=cmd_grid_health, broker=None)
     p.set_defaults(func=lambda _args: p.print_help() or 2)
@@ -143,26 +157,45 @@ def cmd_grid_run(args) -> int:
                      f", sent {len(step.sent)}" if step.sent else "")
             last["line"] = line
 
-    final = driver.run(on_step=report, max_seconds=args.max_seconds)
+    def set_aside_line(step) -> str:
+        try:
+            with store.read() as conn:
+                aside = jobs.set_aside(conn, driver.kind.jobs, book.id, limit=10)
+        except StoreError as exc:  # the store went away meanwhile: the counts still say what to do
+            log.warning("cannot list the units set aside: %s", exc)
+            aside = []
+        return (f"book {book.name!r} has {step.finished} {unit}s done and {step.set_aside} {unit}(s) set aside "
+                f"after repeated failures: " + "; ".join(f"{unit} {i} after {n} failures: {why}" for i, n, why in aside)
+                + f". Once the cause is fixed, `obook verify --book {book.name} --retry-set-aside` puts them back")
+
+    def report_or_wait(step) -> None:
+        report(step)
+        if args.wait_set_aside and step.needs_operator and step.durable and step.set_aside != last.get("aside"):
+            log.error("waiting for an operator: %s; this driver then takes them up", set_aside_line(step))
+        last["aside"] = step.set_aside if step.needs_operator else None
+
+    final = driver.run(on_step=report_or_wait, max_seconds=args.max_seconds, wait_on_set_aside=args.wait_set_aside)
     if not final.done:
         log.error("stopped after %.0f s before the target", args.max_seconds)
-        return 1
+        return EXIT_GAVE_UP
     if final.set_aside:
-        with store.read() as conn:
-            aside = jobs.set_aside(conn, driver.kind.jobs, book.id, limit=10)
-        log.error("stopped: book %r has %d %ss done and %d %s(s) set aside after repeated failures "
-                  "(see `obook verify --book %s`): %s", book.name, final.finished, unit, final.set_aside, unit,
-                  book.name, "; ".join(f"{unit} {i} after {n} failures: {why}" for i, n, why in aside))
-        return 1
+        log.error("stopped: %s and run `obook grid run` again", set_aside_line(final))
+        return EXIT_SET_ASIDE
     print(f"done: book {book.name!r} has {final.finished} {unit}s done, confirmed on disk")
-    return 0
+    return EXIT_DONE
 
 
 def cmd_grid_health(args) -> int:
-    from obook.grid.health import worker_health  # lazy: as the other commands' modules
+    from obook.grid.health import book_health, worker_health  # lazy: as the other commands' modules
 
     _environment(args)
-    health = worker_health(open_book_store(settings().database_url), worker_id=args.worker, host=args.host)
+    store = open_book_store(settings().database_url)
+    if args.book is not None:
+        if args.worker is not None or args.host is not None:
+            raise ObookError("--book gives a book's health: not with --worker or --host")
+        health = book_health(store, args.book)
+    else:
+        health = worker_health(store, worker_id=args.worker, host=args.host)
     print(health.line())
     return 0 if health.healthy else 1
 

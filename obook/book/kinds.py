@@ -231,6 +231,11 @@ class BookKind:
         """The book as one SGF game tree, and its number of move nodes."""
         raise NotImplementedError
 
+    def export_parameters(self, book: BookInfo, min_games: int, depth: int | None) -> tuple[int, int | None]:
+        """(min_games, depth) as ``export`` reads them: two requests that differ only where the export
+        does not are one export (the service's cache key)."""
+        raise NotImplementedError
+
     def browser_view(self) -> dict:
         """Which fields of ``document`` the offline browser shows, how, and which figure ``--min-games``
         applies to (``obook.book.htmlexport``)."""
@@ -330,6 +335,9 @@ class SelfPlayKind(BookKind):
     def export(self, store, book, min_games=1, depth=None, max_nodes=100_000):
         return sgfio.export_statistical_book(store, book, min_games, depth, max_nodes)
 
+    def export_parameters(self, book, min_games, depth):
+        return max(1, min_games), sgfio.statistical_export_depth(book, depth)
+
     def browser_view(self):
         return htmlexport.STATISTICAL_VIEW
 
@@ -420,6 +428,9 @@ class MinimaxKind(BookKind):
 
     def export(self, store, book, min_games=1, depth=None, max_nodes=100_000):
         return sgfio.export_minimax_book(store, book, depth, max_nodes)
+
+    def export_parameters(self, book, min_games, depth):
+        return 1, depth or None  # every move is written, whatever its games
 
     def browser_view(self):
         return htmlexport.MINIMAX_VIEW

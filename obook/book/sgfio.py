@@ -271,15 +271,20 @@ def _book_tree(book: BookInfo, header: str, moves_of, depth: int | None, max_nod
     return game.serialise(), nodes
 
 
+def statistical_export_depth(book: BookInfo, depth: int | None) -> int:
+    """The depth a statistical book's export reaches: ``depth`` within the book's own (0: no cap;
+    ``max_nodes`` bounds the tree)."""
+    if depth is None or depth <= 0:
+        return book.depth
+    return min(depth, book.depth) if book.depth > 0 else depth
+
+
 def export_statistical_book(store: Store, book: BookInfo, min_games: int = 1, depth: int | None = None,
                             max_nodes: int = 100_000) -> tuple[bytes, int]:
     """A statistical book as one SGF game tree: each node a book move, most played first, with
     games, wins and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent).
     Returns the SGF and the number of move nodes. (Every book's export: ``BookKind.export``.)"""
-    if depth is None or depth <= 0:
-        depth = book.depth  # 0: the book has no cap (``max_nodes`` bounds the tree)
-    elif book.depth > 0:
-        depth = min(depth, book.depth)
+    depth = statistical_export_depth(book, depth)
     rule = "Beta sampling" if is_sampling(book) else f"threshold {book.threshold:g}"
     header = (f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
               f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "

@@ -67,6 +67,7 @@ class DriverPlan:
     live_within: float = 60.0  # a worker seen this recently is counted as alive
     stale_token_seconds: float = 5.0  # a token seen this long whose message the broker lacks is lost
     poll: float = 1.0
+    operator_poll: float = 5.0  # between two looks while units set aside wait for an operator
 
 
 @dataclass
@@ -80,6 +81,11 @@ class DriverStep:
     sent: list[int] = field(default_factory=list)
     done: bool = False
     durable: bool = False  # done, and everything counted confirmed on disk (``Driver.run``)
+
+    @property
+    def needs_operator(self) -> bool:
+        """Nothing left to do but units set aside, which only an operator can put back."""
+        return self.done and self.set_aside > 0
 
 
 def wanted_in_flight(live_workers: int, minimum: int, units_per_second: float = 0.0, gap_seconds: float = 0.0) -> int:
@@ -189,9 +195,12 @@ class Driver:
             sent.append(unit_id)
         return sent
 
-    def run(self, on_step: Callable[[DriverStep], None] | None = None, max_seconds: float | None = None) -> DriverStep:
+    def run(self, on_step: Callable[[DriverStep], None] | None = None, max_seconds: float | None = None,
+            wait_on_set_aside: bool = False) -> DriverStep:
         """Step until the book has its target, confirmed on disk (or ``max_seconds`` pass); store
-        errors are waited out."""
+        errors are waited out. Units set aside end the run too, unless ``wait_on_set_aside``: then
+        it waits for an operator to put them back (looking every ``operator_poll`` seconds) and
+        goes on with them."""
         started = time.monotonic()
         while True:
             try:
@@ -204,8 +213,9 @@ class Driver:
                 continue
             if on_step is not None:
                 on_step(step)
-            if step.done and step.durable:
+            waiting = step.needs_operator and wait_on_set_aside
+            if step.done and step.durable and not waiting:
                 return step
             if max_seconds is not None and time.monotonic() - started > max_seconds:
                 return step
-            time.sleep(self.plan.poll)
+            time.sleep(max(self.plan.poll, self.plan.operator_poll) if waiting else self.plan.poll)

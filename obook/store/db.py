@@ -105,7 +105,11 @@ def dialect_insert(conn: Connection | str):
 class Store:
     """A database holding books. ``read()`` and ``write()`` give a connection inside a transaction."""
 
-    def __init__(self, url: str, pool_size: int = 5, pre_ping: bool = True):
+    def __init__(self, url: str, pool_size: int = 5, pre_ping: bool = True, statement_timeout: float | None = None,
+                 autocommit: bool = False):
+        """``statement_timeout``: the server's, instead of ``OBOOK_DB_STATEMENT_TIMEOUT``;
+        ``autocommit``: every statement its own transaction (a reader's, whose every round trip
+        then is a statement: ``obook.store.readers.bounded_store``)."""
         self.url = normalise_url(url)
         self.is_sqlite = self.url.startswith("sqlite")
         try:
@@ -115,7 +119,8 @@ class Store:
                 self.writer = _sqlite_engine(self.url, immediate=True)
             else:
                 self.engine = create_engine(self.url, pool_pre_ping=pre_ping, pool_size=pool_size, max_overflow=pool_size,
-                                            connect_args=postgres_connect_args())
+                                            connect_args=postgres_connect_args(statement_timeout),
+                                            **({"isolation_level": "AUTOCOMMIT"} if autocommit else {}))
                 self.writer = self.engine
         except (ArgumentError, ImportError) as exc:
             raise StoreError(f"cannot use database URL {describe_url(self.url)!r}: {exc}") from None

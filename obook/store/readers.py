@@ -27,12 +27,12 @@ import time
 import weakref
 from contextlib import contextmanager
 
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
 from obook.store.books import get_book
-from obook.store.db import StoreError, postgres_connect_args, to_signed, to_unsigned
+from obook.store.db import Store, StoreError, postgres_connect_args, to_signed, to_unsigned
 from obook.store.minimax import ChildBounds, NodeRow, last_change, node_reader
 from obook.store.models import FINISHED
 from obook.store.reporting import count_games
@@ -94,6 +94,16 @@ class SocketDeadlines:
     def bound(self, fileno: int, what: str):
         """Run the block with a deadline on the connection of socket ``fileno``; past it, the block
         fails with ``QueryTimeout`` naming ``what``."""
+        token = self.arm(fileno)
+        try:
+            yield
+        finally:
+            if self.disarm(token):
+                raise QueryTimeout(f"the database {what} did not answer within {self.seconds:g} s "
+                                   "(OBOOK_API_DB_TIMEOUT)") from None
+
+    def arm(self, fileno: int) -> int:
+        """Start the deadline of a query on socket ``fileno``; its token for ``disarm``."""
         token = next(self._tokens)
         with self._lock:
             if not self._armed:
@@ -102,16 +112,15 @@ class SocketDeadlines:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="obook-read-deadlines", daemon=True)
                 self._thread.start()
-        try:
-            yield
-        finally:
-            with self._lock:
-                self._armed.pop(token, None)
-                fired = token in self._fired
-                self._fired.discard(token)
-            if fired:
-                raise QueryTimeout(f"the database {what} did not answer within {self.seconds:g} s "
-                                   "(OBOOK_API_DB_TIMEOUT)") from None
+        return token
+
+    def disarm(self, token: int) -> bool:
+        """End a deadline; whether it had passed (the socket was shut down)."""
+        with self._lock:
+            self._armed.pop(token, None)
+            fired = token in self._fired
+            self._fired.discard(token)
+        return fired
 
     def close(self) -> None:
         self._closed = True
@@ -134,6 +143,40 @@ class SocketDeadlines:
                 self._wake.wait()
             else:
                 time.sleep(tick)
+
+
+def bounded_store(store: Store, timeout: float, pool_size: int = 5) -> Store:
+    """A read-only twin of ``store`` whose every statement has ``timeout`` seconds, as the lookups'
+    (``StatsReader``): the service's other pages (books, games, progress, exports) and its health
+    check, which otherwise waited up to the TCP user timeout (a minute) on a connection that stopped
+    answering, and as long as the kernel acknowledged. The server's statement timeout, and a
+    deadline of the client's own on each statement (``SocketDeadlines``, armed and disarmed around
+    every round trip by the engine's events). Its connections are in autocommit, so that no
+    ``COMMIT`` waits outside a statement, and not pinged on checkout (a ping waits unbounded): one
+    dropped fails its request (503) and is replaced. On SQLite: ``store`` itself."""
+    if store.is_sqlite:
+        return store
+    bounded = Store(store.url, pool_size=pool_size, pre_ping=False, statement_timeout=timeout, autocommit=True)
+    deadlines = SocketDeadlines(timeout)
+    bounded.deadlines = deadlines
+
+    @event.listens_for(bounded.engine, "before_cursor_execute")
+    def _arm(conn, _cursor, _statement, _parameters, context, _executemany):
+        context._obook_deadline = deadlines.arm(conn.connection.driver_connection.pgconn.socket)
+
+    @event.listens_for(bounded.engine, "after_cursor_execute")
+    def _disarm(_conn, _cursor, _statement, _parameters, context, _executemany):
+        deadlines.disarm(context._obook_deadline)
+
+    @event.listens_for(bounded.engine, "handle_error")
+    def _timed_out(error):
+        token = getattr(error.execution_context, "_obook_deadline", None)
+        if token is not None and deadlines.disarm(token):
+            error.is_disconnect = True  # the socket was shut down: the connection is not given back
+            raise QueryTimeout(f"the database {store.name} did not answer within {timeout:g} s "
+                               "(OBOOK_API_DB_TIMEOUT)") from None
+
+    return bounded
 
 
 class StatsReader:

@@ -167,6 +167,63 @@ def test_an_export_is_made_once_per_generation_of_the_book_and_bounded_by_bytes(
     assert len(calls) == 6 and small.exports.bytes == 0  # larger than the budget: never kept
 
 
+def test_parameters_an_export_does_not_read_make_no_new_export(store, book, monkeypatch):
+    """Issue 33: varying a parameter made a new export each time (up to 20,000 nodes replayed and
+    queried) and evicted the others. A depth past the book's, any cap above the whole tree once it
+    has been written, a minimax book's ``min_games``: the same export, made once."""
+    from obook.book.kinds import MinimaxKind, SelfPlayKind
+    from obook.book.library import BookSettings, ensure_book
+
+    calls = []
+    for kind in (SelfPlayKind, MinimaxKind):
+        monkeypatch.setattr(kind, "export", lambda *a, real=kind.export, **k: calls.append(k) or real(*a, **k))
+    service = BookService(store, threads=2, fresh_seconds=0)
+    whole = service.export_sgf("demo", 1, None, 5000)
+    for depth, max_nodes in ((20, 5000), (400, 5000), (None, 20000), (None, 7777), (25, 12345)):
+        assert service.export_sgf("demo", 1, depth, max_nodes) == whole, (depth, max_nodes)
+    assert len(calls) == 1  # the demo book's depth is 20 and its tree smaller than every cap
+    cut = service.export_sgf("demo", 1, None, 2)
+    assert len(calls) == 2 and cut != whole and service.export_sgf("demo", 1, 30, 2) == cut
+    assert len(calls) == 2
+
+    ensure_book(store, "mm", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=50",
+                                          seconds_per_move=0, play_playouts=5))
+    first = service.export_sgf("mm", 1, None, 5000)
+    assert all(service.export_sgf("mm", m, None, 5000) == first for m in (2, 7, 10**9))
+    assert len(calls) == 3
+
+
+def test_exports_past_the_queue_are_refused_not_queued(store_url, book, monkeypatch):
+    """Issue 33: exports waited for the one being made without bound, each request holding its
+    connection. Past ``OBOOK_API_EXPORT_QUEUE`` waiting, one is refused: 503 with Retry-After and
+    the reason; the queue takes exports again once it drains."""
+    import threading
+
+    from obook.book.kinds import SelfPlayKind
+    from tests.api.test_api import make_client
+    from tests.grid.gridharness import wait_until
+
+    release = threading.Event()
+    real = SelfPlayKind.export
+    monkeypatch.setattr(SelfPlayKind, "export", lambda *a, **k: release.wait(30) and real(*a, **k))
+    with make_client(store_url, api_export_queue=1) as client:
+        limits = client.app.state.service.limits
+        answers = []
+        askers = [threading.Thread(target=lambda n=n: answers.append(
+            client.get("/v1/books/demo/export.sgf", params={"max_nodes": 100 + n}).status_code)) for n in range(2)]
+        for asker in askers:  # one being made, one waiting
+            asker.start()
+            wait_until(lambda: limits.exports_pending == askers.index(asker) + 1, 10, step=0.02, what="the export")
+        refused = client.get("/v1/books/demo/export.sgf", params={"max_nodes": 200})
+        assert refused.status_code == 503 and refused.headers["retry-after"] == "5", refused.text
+        assert "OBOOK_API_EXPORT_QUEUE=1" in refused.json()["detail"]
+        release.set()
+        for asker in askers:
+            asker.join(30)
+        assert answers == [200, 200] and limits.exports_pending == 0
+        assert client.get("/v1/books/demo/export.sgf", params={"max_nodes": 200}).status_code == 200
+
+
 def test_deep_games_pages_walk_an_index_instead_of_sorting_the_book(postgres_url):
     """``games?offset=`` pages (most recently changed first, with or without a status) are read
     along ``ix_games_book_updated`` on PostgreSQL: no sort of every game of the book."""

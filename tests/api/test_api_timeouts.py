@@ -88,3 +88,28 @@ def test_a_lookup_in_the_threads_fails_in_bounded_time_and_frees_the_book(proxie
         proxy.forward()
         answer = within(30, client.get, "/v1/books/demo/lookup?moves=C3")
         assert answer.status_code == 200, answer.text
+
+
+def test_the_other_pages_and_the_health_check_fail_in_bounded_time(proxied_url):
+    """Issue 33: the books, games, progress and export pages and ``/healthz`` read through the
+    service's store, whose statements waited for the TCP user timeout (a minute) or, against a
+    kernel that still acknowledges, for ever; they now have ``OBOOK_API_DB_TIMEOUT`` as the
+    lookups do, and answer again once the database does."""
+    url, proxy = proxied_url
+    pages = ["/healthz", "/v1/books", "/v1/books/demo/games", "/v1/games/1", "/v1/progress",
+             "/v1/books/demo/export.sgf"]
+    with make_client(url, api_cache_seconds=600, api_fresh_seconds=0.2, api_db_timeout=TIMEOUT) as client, \
+            closing_at_exit(proxy):
+        for path in pages:
+            assert client.get(path).status_code == 200, path
+        proxy.black_hole()
+        time.sleep(0.6)  # past the progress page's and the book's freshness
+        for path in pages:
+            answer, seconds = within(30, timed_get, client, path, {})
+            assert answer.status_code == 503, (path, answer.text)
+            assert seconds < BOUND, (path, seconds)
+            print(f"\n{path}: 503 after {seconds:.1f} s")
+        proxy.forward()
+        for path in pages:
+            answer = within(30, client.get, path)
+            assert answer.status_code == 200, (path, answer.text)

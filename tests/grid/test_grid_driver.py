@@ -154,6 +154,54 @@ def test_driver_resends_expired_leases_and_lost_messages(store, unit):
     assert driver.step().sent == [unit_id]
 
 
+@pytest.mark.parametrize("unit", UNIT_BOOKS)
+def test_a_restarted_driver_resends_no_unit_a_live_worker_holds(store, unit):
+    """Issue 33: the driver is killed while a worker works on a unit it sent (the worker took the
+    token's lease: its message is consumed, the broker holds nothing); a new driver, which has seen
+    no token, steps past ``stale_token_seconds`` and sends nothing, so the unit is claimed once. A
+    unit whose token's message still waits in the broker is not sent again either. Only when the
+    worker's lease expires (it vanished) is the unit sent again, once."""
+    from obook.book.kinds import book_kind
+
+    book = ensure_book(store, "k", UNIT_BOOKS[unit])
+    kind = book_kind(book)
+    outbox = Outbox()
+    killed = Driver(store, DriverPlan(book="k", target=1), send=outbox, pending=outbox.text)
+    [unit_id] = killed.step().sent
+    [(_, token)] = outbox.sent
+    worker = kind.worker(store, book, owner="h:1:celery:live", kind="celery", lease_seconds=60)
+    assert worker.claim(unit_id, handoff=token) is not None  # the worker took the message
+    del killed
+
+    broker = {"text": ""}  # what the broker holds: nothing, the one message was consumed
+    restarted = Driver(store, DriverPlan(book="k", target=1, stale_token_seconds=0.2), send=outbox,
+                       pending=lambda: broker["text"])
+    deadline = time.monotonic() + 0.6
+    while time.monotonic() < deadline:
+        step = restarted.step()
+        assert step.sent == [] and step.created == [] and not step.done
+        time.sleep(0.1)
+    assert unit_lease(store, book, unit_id)[0] == "h:1:celery:live" and len(outbox.sent) == 1
+
+    handed = new_token()  # the worker hands the unit on: its next message waits in the broker
+    assert worker.lease.hand_on(unit_id, handed)
+    broker["text"] = handed
+    restarted = Driver(store, DriverPlan(book="k", target=1, stale_token_seconds=0.2), send=outbox,
+                       pending=lambda: broker["text"])
+    deadline = time.monotonic() + 0.6
+    while time.monotonic() < deadline:
+        assert restarted.step().sent == []
+        time.sleep(0.1)
+    assert unit_lease(store, book, unit_id)[0] == handed and len(outbox.sent) == 1
+
+    table = kind.jobs.table
+    with store.write() as conn:  # the worker that took the message vanished: its lease expires
+        conn.execute(update(table).where(table.c.id == unit_id).values(
+            lease_owner="h:1:celery:live", lease_until=utcnow() - dt.timedelta(seconds=1)))
+    assert restarted.step().sent == [unit_id] and restarted.step().sent == []
+    assert len(outbox.sent) == 2
+
+
 def test_slices_hand_a_game_on_and_duplicates_do_nothing(store):
     book = ensure_book(store, "s", RANDOM_BOOK)
     [game_id] = start_games(store, book, target=1)
@@ -231,7 +279,11 @@ def test_compose_file_has_the_services_health_checks_and_settings():
     assert "OBOOK_BROKER_URL" in services["worker"]["environment"]
     assert "container_name" not in services["worker"]  # it scales with --scale worker=N
     assert services["migrate"]["restart"] == "no"
-    assert services["driver"]["restart"] == "on-failure"  # exit 0: the target is reached and durable
+    # exit 0: the target is reached and durable; set-aside units wait for an operator instead of exiting
+    # (3), and a misconfigured driver (2) is not started again for ever (issue 33)
+    assert services["driver"]["restart"] == "on-failure:5"
+    assert "--wait-set-aside" in services["driver"]["command"]
+    assert services["driver"]["healthcheck"]["test"][1:5] == ["obook", "grid", "health", "--book"]
     assert services["worker"]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
     assert (ROOT / "Dockerfile").exists()
 
