@@ -154,7 +154,8 @@ def worker(db: str, book_name: str, target: int, search_seconds: float, schedule
             pass
     out.put({"role": "worker", "done": done, "misses": misses, "commits": commits, "whole_back_ups": len(whole), "schedules": schedules, "ready": ready,
              "finished_at": finished_at, "cpu_s": cpu_seconds() - cpu_at_ready,
-             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "rss_now_mb": rss_now_mb(),
+             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "statements": lock_clock.statements,
+             "rss_now_mb": rss_now_mb(),
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
@@ -182,6 +183,12 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
         book = get_book(conn, book_name)
     kind = book_kind(book)
     lock_clock = LockClock(store.engine)
+    profile_to = os.environ.get("OBOOK_PROFILE_DRIVER")  # a file: the driver's cProfile, to find its cost
+    if profile_to:
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     finish_rate, step_seconds, poll = FinishRate(), 0.0, 0.005
     steps = []
     cpu_at_ready = cpu_seconds()
@@ -202,8 +209,12 @@ def driver(db: str, book_name: str, target: int, workers: int, out: mp.Queue) ->
                 break
         if not created:
             time.sleep(poll)
+    if profile_to:
+        profiler.disable()
+        profiler.dump_stats(profile_to)
     out.put({"role": "driver", "steps": steps, "cpu_s": cpu_seconds() - cpu_at_ready,
-             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "rss_now_mb": rss_now_mb(),
+             "lock_held_s": lock_clock.held, "lock_holds": lock_clock.holds, "statements": lock_clock.statements,
+             "rss_now_mb": rss_now_mb(),
              "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
 
 
@@ -217,12 +228,14 @@ class LockClock:
 
         self.held = 0.0
         self.holds = 0
+        self.statements = 0  # every statement this process ran
         self._since: dict[int, float] = {}
         event.listen(engine, "after_cursor_execute", self._executed)
         event.listen(engine, "commit", self._ended)
         event.listen(engine, "rollback", self._ended)
 
     def _executed(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        self.statements += 1
         if "FROM books" in statement and "FOR NO KEY UPDATE" in statement and id(conn) not in self._since:
             if "SKIP LOCKED" not in statement or cursor.rowcount:
                 self._since[id(conn)] = time.perf_counter()
@@ -396,6 +409,8 @@ def main() -> int:
                              "holds_by_driver": sum(r["lock_holds"] for r in driven),
                              "ms_per_hold": round(1000 * sum(r["lock_held_s"] for r in everything)
                                                   / max(1, sum(r["lock_holds"] for r in everything)), 2)},
+                    "statements_per_expansion": {"workers": round(sum(r["statements"] for r in results) / max(1, done), 1),
+                                                 "driver": round(sum(r["statements"] for r in driven) / max(1, done), 1)},
                     "claims_missed": sum(r["misses"] for r in results),
                     "whole_back_ups": sum(r["whole_back_ups"] for r in results),
                     "vacuums": vacuumer.runs if vacuumer is not None else 0,

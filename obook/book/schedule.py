@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, RootMove, book_edges, chosen_edge,
                                 node_from_row, own_bounds_of)
 from obook.go.board import PASS
-from obook.store.minimax import (changed_bounds, jobs_so_far, last_change, node_bounds, read_nodes,
-                                 scheduled_generations, scheduled_since)
+from obook.store.minimax import (changed_bounds, jobs_so_far, last_change, read_index_rows, scheduled_generations,
+                                 scheduled_since)
 
 COLOURS = (0, 1)
 
@@ -76,9 +76,9 @@ class IndexNode:
 class ReachIndex:
     """The reach candidates of one book, maintained from the store's changes (module docstring)."""
 
-    def __init__(self, book_id: int, root: int, constants: MinimaxConstants = CONSTANTS, slack: int = 256):
+    def __init__(self, book_id: int, root: int, constants: MinimaxConstants = CONSTANTS, slack: int = 5000):
         self.book_id = book_id
-        self.slack = slack  # nodes no longer reached that are kept before they are dropped
+        self.slack = slack  # nodes held though no longer reached, before they are all dropped
         self.root = root
         self.constants = constants
         self.nodes: dict[int, IndexNode] = {}  # the nodes held: reached in either colour, or lately
@@ -128,7 +128,8 @@ class ReachIndex:
                 if key in self.nodes or key in self.parents:
                     self.values[key] = Bounds(value, lcb, ucb)
                     review.update(self.parents.get(key, ()))  # a child's value may change its parent's book move
-                if key in self.nodes or key == self.root:
+                    reread.append(key)  # a held node, or a held node's child: most often a new one, soon reached
+                elif key == self.root:
                     reread.append(key)
             review |= self._read(conn, reread)
         for colour in COLOURS:
@@ -142,28 +143,25 @@ class ReachIndex:
         new search or new edges, or newly held)."""
         if not keys:
             return set()
-        rows = read_nodes(conn, self.book_id, list(keys))
+        rows = read_index_rows(conn, self.book_id, keys)
         self.rows_read += len(rows)
-        touched, new = set(), []
-        for key, row in rows.items():
+        touched = set()
+        for key, found in rows.items():
+            row = found.node
             self.values[key] = Bounds(row.value, row.lcb, row.ucb)
+            for child, bounds in found.children.items():
+                self.values[child] = Bounds(*bounds)
+            if found.taken is not None:
+                self.taken[key] = max(self.taken.get(key, -1), found.taken)
             search = _search_of(row)
             if self.searches.get(key) == search:
                 continue
-            if key not in self.nodes:
-                new.append(key)
             node = IndexNode.from_row(row, self.constants)
             for child, _prior in node.edges.values():
                 self.parents.setdefault(child, set()).add(key)
             self.nodes[key] = node
             self.searches[key] = search
             touched.add(key)
-        children = {child for key in touched for child, _ in self.nodes[key].edges.values()
-                    if child not in self.values}
-        for child, bounds in node_bounds(conn, self.book_id, children).items():
-            self.values[child] = Bounds(*bounds)
-        for key, generation in scheduled_generations(conn, self.book_id, new).items():
-            self.taken[key] = max(self.taken.get(key, -1), generation)
         return touched
 
     def _new_jobs(self, conn: Connection) -> list[tuple[int, int, int]]:
@@ -319,12 +317,8 @@ class ReachIndex:
             d, key, parent = heapq.heappop(heap)
             if d >= dist.get(key, math.inf):
                 continue
-            if key not in self.nodes:  # newly reached: read it, with every node waiting in the heap (each will be reached)
-                waiting = {k for _, k, _ in heap if k not in self.nodes}
-                waiting.add(key)
-                for new in self._read(conn, waiting):
-                    for either in COLOURS:
-                        self._apply_rule(either, new, [], set(), dirty)
+            if key not in self.nodes:
+                self._read_reached(conn, colour, {k for _, k, _ in heap if k not in self.nodes} | {key}, dirty)
                 if key not in self.nodes:
                     continue  # not stored after all
             self._unlink(colour, key)
@@ -337,6 +331,17 @@ class ReachIndex:
                     heapq.heappush(heap, (d + w, child, key))
         for key in dirty:
             self._rank(key)
+
+    def _read_reached(self, conn: Connection, colour: int, keys: set[int], dirty: set[int]) -> None:
+        """Read nodes that a path newly reaches in ``colour`` (every node waiting in Dijkstra's heap will
+        be reached), and the nodes their followed edges lead to, a level a query: a line the book
+        comes back to is read in as many queries as it is deep, not one a node."""
+        out = self.out[colour]
+        while keys:
+            for new in self._read(conn, keys):
+                for either in COLOURS:
+                    self._apply_rule(either, new, [], set(), dirty)
+            keys = {child for key in keys for child in out.get(key, ()) if child not in self.nodes}
 
     def _unlink(self, colour: int, key: int) -> None:
         parent = self.via[colour].pop(key, None)

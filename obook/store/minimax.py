@@ -238,14 +238,51 @@ def changed_nodes(conn: Connection, book_id: int, since: int) -> tuple[list[Node
     return list(nodes.values()), last
 
 
+_CHILD_OF_EDGE = NODES.alias("edge_child")
 _CHANGED_BOUNDS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.seq).where(
     NODES.c.book_id == bindparam("book"), NODES.c.seq > bindparam("since"))
-_BOUNDS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb).where(
-    NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
 _GENERATIONS = select(JOBS.c.position_key, func.max(JOBS.c.generation)).where(
     JOBS.c.book_id == bindparam("book"), JOBS.c.position_key.in_(bindparam("keys", expanding=True))).group_by(
     JOBS.c.position_key)
 _JOBS_SO_FAR = select(func.count(), func.coalesce(func.max(JOBS.c.id), 0)).where(JOBS.c.book_id == bindparam("book"))
+
+
+@dataclass
+class IndexRow:
+    """What the reach index reads of a node it starts to hold: its row with its edges, its children's
+    stored bounds (absent: not stored), and the highest generation it was scheduled at (None: never)."""
+
+    node: NodeRow
+    children: dict[int, tuple[float, float, float]]
+    taken: int | None
+
+
+_INDEX_ROWS = select(NODES, select(func.max(JOBS.c.generation)).where(
+    JOBS.c.book_id == NODES.c.book_id, JOBS.c.position_key == NODES.c.position_key).scalar_subquery().label(
+    "taken_generation"), EDGES.c.move, EDGES.c.child_key, EDGES.c.prior, _CHILD_OF_EDGE.c.value.label("child_value"),
+    _CHILD_OF_EDGE.c.lcb.label("child_lcb"), _CHILD_OF_EDGE.c.ucb.label("child_ucb")).select_from(
+    NODES.outerjoin(EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))
+    .outerjoin(_CHILD_OF_EDGE, (_CHILD_OF_EDGE.c.book_id == EDGES.c.book_id)
+               & (_CHILD_OF_EDGE.c.position_key == EDGES.c.child_key))).where(
+    NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
+
+
+def read_index_rows(conn: Connection, book_id: int, keys) -> dict[int, IndexRow]:
+    """``IndexRow`` of those of ``keys`` that are in the book, in one query a thousand keys."""
+    keys = [to_signed(k) for k in keys]
+    out: dict[int, IndexRow] = {}
+    for start in range(0, len(keys), 1000):
+        for row in conn.execute(_INDEX_ROWS, {"book": book_id, "keys": keys[start:start + 1000]}):
+            key = to_unsigned(row.position_key)
+            found = out.get(key)
+            if found is None:
+                found = out[key] = IndexRow(_node_row(row), {}, row.taken_generation)
+            if row.move is not None:
+                child = to_unsigned(row.child_key)
+                found.node.edges[row.move] = (child, row.prior)
+                if row.child_value is not None:
+                    found.children[child] = (row.child_value, row.child_lcb, row.child_ucb)
+    return out
 
 
 def changed_bounds(conn: Connection, book_id: int, since: int) -> tuple[list[tuple[int, float, float, float]], int]:
@@ -258,19 +295,11 @@ def changed_bounds(conn: Connection, book_id: int, since: int) -> tuple[list[tup
     return out, last
 
 
-def node_bounds(conn: Connection, book_id: int, keys) -> dict[int, tuple[float, float, float]]:
-    """(value, lcb, ucb) of those of ``keys`` that are in the book."""
-    keys = [to_signed(k) for k in keys]
-    out = {}
-    for start in range(0, len(keys), 1000):
-        for key, value, lcb, ucb in conn.execute(_BOUNDS, {"book": book_id, "keys": keys[start:start + 1000]}):
-            out[to_unsigned(key)] = (value, lcb, ucb)
-    return out
-
-
 def scheduled_generations(conn: Connection, book_id: int, keys) -> dict[int, int]:
     """The highest generation at which each of ``keys`` was ever scheduled (absent: never)."""
     keys = [to_signed(k) for k in keys]
+    if not keys:
+        return {}
     out = {}
     for start in range(0, len(keys), 1000):
         for key, generation in conn.execute(_GENERATIONS, {"book": book_id, "keys": keys[start:start + 1000]}):
