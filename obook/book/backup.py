@@ -116,7 +116,8 @@ def _figures(node: Node | None, stored, constants: MinimaxConstants) -> NodeFigu
             if (f.best_new != NO_MOVE) else Bounds(0.0, 0.0, 0.0)
         score_mean = stored.score_mean
     value, lcb, ucb = own.value, own.lcb, own.ucb
-    lines = [(own.value, score_mean)] if own_figures[3] != NO_MOVE else []
+    best_new = own_figures[3]
+    lines = [(own.value, score_mean)] if best_new != NO_MOVE else []  # the own line, where there is a move outside
     for b in stored.children:
         value, lcb, ucb = max(value, 1 - b.value), max(lcb, 1 - b.ucb), max(ucb, 1 - b.lcb)
         lines.append((1 - b.value, b.backed_up_score))

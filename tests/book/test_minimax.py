@@ -332,8 +332,9 @@ def test_lookups_show_each_book_moves_backed_up_score(store, compiled_engine):
         assert doc["backed_up_score"] == pytest.approx(found.backed_up_score, abs=1e-3)
         assert root["scoreLead"] == found.backed_up_score
         for c, shown in zip(found.candidates, doc["candidates"]):
+            reached = lookup(store, book, f"{line} {c.vertex}".strip()).position.canonical()[0]
             with store.read() as conn:
-                child = read_node(conn, book.id, lookup(store, book, f"{line} {c.vertex}".strip()).position.canonical()[0])
+                child = read_node(conn, book.id, reached)
             assert child.backed_up_score is not None and c.backed_up_score == sign * child.backed_up_score
             result = score_as_result(c.backed_up_score, black)
             if abs(child.backed_up_score) >= 0.05:  # Black's stored score, as a result whoever moves
