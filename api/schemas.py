@@ -93,7 +93,14 @@ class CandidateOut(BaseModel):
     score_mean: float | None = Field(default=None, description=(
         "the mean final score (area score less komi) for the player making this move. Statistical books "
         "(mbm, mvbm, beta): over the games through the move whose final score is known (resigned games and "
-        "seeds without a points result have none); minimax book: over playouts after it. Null: not known"))
+        "seeds without a points result have none); minimax book: the mean of the search of the position it "
+        "reaches. Null: not known"))
+    backed_up_score: float | None = Field(default=None, description=(
+        "minimax book: the score for the player making this move on the line its value is backed up from (the "
+        "best child's backed-up score, or where a position's own search gives the value, that search's mean "
+        "score); null: not known (a statistical book, or a book not backed up since it kept scores)"))
+    backed_up_result: str | None = Field(default=None, description=(
+        "minimax book: ``backed_up_score`` as a result, whoever leads: B+3.5, W+0.5, 0"))
     games_url: str | None = Field(default=None, description=(
         "statistical books: a page of sample games through this move, the games list with ``through`` set "
         "to the moves so far and this one (finished games whose record starts with these moves or one of "
@@ -135,6 +142,10 @@ class LookupOut(BaseModel):
     score_mean: float | None = Field(default=None, description=(
         "minimax book: the mean final score (area score less komi) for the player to move in the position's own "
         "search; null: not measured"))
+    backed_up_score: float | None = Field(default=None, description=(
+        "minimax book: the score for the player to move on the line of ``value``; null: not known"))
+    backed_up_result: str | None = Field(default=None, description=(
+        "minimax book: ``backed_up_score`` as a result, whoever leads: B+3.5, W+0.5, 0"))
     kind: str | None = Field(default=None, description=(
         "search-valued for a minimax book's answer (the fields above are set); absent from a statistical "
         "book's answer, which is the command line's form exactly"))

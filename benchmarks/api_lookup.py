@@ -280,7 +280,7 @@ def searched_nodes(graph: dict[int, SyntheticNode], rng: random.Random, playouts
 
 NODE_COLUMNS = ("book_id, position_key, moves, policy, searched_edges, excluded_prior, play_policy, score_mean, "
                 "playouts, spec, seed, engine_version, searched_at, seq, value, lcb, ucb, own_value, own_error, "
-                "own_visits, best_new")
+                "own_visits, best_new, backed_up_score")
 EXPANSION_COLUMNS = ("book_id, position_key, generation, moves, cost, status, attempts, failures, seed, created_at, "
                      "done_at")
 
@@ -297,6 +297,10 @@ def copy_nodes(cursor, book_id: int, nodes: dict, rng: random.Random, spec: str)
     from obook.store.db import to_signed
     from obook.store.models import DONE
 
+    seeds = {}
+    for key, node in nodes.items():  # drawn in the order the book was always drawn in: the same book
+        node.score_mean = round(rng.gauss(0.0, 6.0), 3)
+        seeds[key] = rng.getrandbits(63)
     figures = computed_figures(nodes)
     now = dt.datetime.now(dt.timezone.utc)
     with cursor.copy(f"COPY minimax_nodes ({NODE_COLUMNS}) FROM STDIN") as copy:
@@ -304,9 +308,9 @@ def copy_nodes(cursor, book_id: int, nodes: dict, rng: random.Random, spec: str)
             f = figures[key]
             copy.write_row((book_id, to_signed(key), node.moves, format_root_moves(node.root_moves),
                             node.searched_edges, node.excluded_prior, format_play_policy(node.play_policy),
-                            round(rng.gauss(0.0, 6.0), 3), sum(m.visits for m in node.root_moves), spec,
-                            rng.getrandbits(63), ENGINE_VERSION, now, 1, f.value, f.lcb, f.ucb, f.own_value,
-                            f.own_error, f.own_visits, f.best_new))
+                            node.score_mean, sum(m.visits for m in node.root_moves), spec,
+                            seeds[key], ENGINE_VERSION, now, 1, f.value, f.lcb, f.ucb, f.own_value,
+                            f.own_error, f.own_visits, f.best_new, f.backed_up_score))
     edges = 0
     with cursor.copy("COPY minimax_edges (book_id, parent_key, move, child_key, prior) FROM STDIN") as copy:
         for key, node in nodes.items():

@@ -260,27 +260,29 @@ function renderMinimax(found) {
   const plays = found.usage_move ?? (found.own_move ? `${found.own_move} (leaves the book)` : "none");
   $("book-summary").textContent = known
     ? `${player(found.to_move)} to play · value ${percent(found.value)} [${percent(found.lcb)}, ${percent(found.ucb)}]` +
-      ` · the book plays ${plays} · mean score ${signed(found.score_mean)}` +
+      ` · the book plays ${plays} · score ${found.backed_up_result ?? "–"} · mean score ${signed(found.score_mean)}` +
       ` · own search ${found.playouts} playouts${found.in_book ? "" : " · a leaf: no book move yet"}`
     : "out of book: no expansion reached this position";
   $("book-note").textContent = known
     ? "value: minimax win rate for the player making the move, with its 95% bounds; visits: of the search behind " +
-      "it; prior: its share of the position's search; mean score: area score less komi for that player."
+      "it; prior: its share of the position's search; score: backed up with the value, along its line (B+3.5: " +
+      "Black leads by 3.5); mean score: of the search of the position it reaches, area score less komi for that player."
     : "";
   const table = $("book-candidates");
   table.replaceChildren();
   if (!known) return;
-  row(table, ["move", "value", "lower", "upper", "visits", "prior", "mean score", ""], true);
+  row(table, ["move", "value", "lower", "upper", "visits", "prior", "score", "mean score", ""], true);
   for (const c of found.candidates) {
     candidateRow(table, [c.move, { text: percent(c.value), num: true }, { text: percent(c.lcb), num: true },
                          { text: percent(c.ucb), num: true }, { text: c.visits, num: true },
-                         { text: percent(c.prior), num: true }, { text: signed(c.score_mean), num: true }],
+                         { text: percent(c.prior), num: true }, { text: c.backed_up_result ?? "–", num: true },
+                         { text: signed(c.score_mean), num: true }],
                  c.move, c.usage ? "the book plays it" : "", "book");
   }
   if (found.own_move) {
     const tr = candidateRow(table, [found.own_move, { text: percent(found.own_value), num: true },
                                     { text: percent(found.own_lcb), num: true }, { text: percent(found.own_ucb), num: true },
-                                    { text: found.own_visits, num: true }, "", ""],
+                                    { text: found.own_visits, num: true }, "", "", ""],
                             found.own_move, `best outside the book${found.usage_move ? "" : " (the book plays it)"}`,
                             "outside");
     tr.classList.add("outside");

@@ -1,5 +1,5 @@
 """The minimax back-up over a stored book: what keeps every node's stored figures (value, bounds,
-own value) equal to ``obook.book.minimax.back_up`` of the stored searches and edges. An
+own value, backed-up score) equal to ``obook.book.minimax.back_up`` of the stored searches and edges. An
 expansion's commit runs it incrementally in its own transaction (``back_up_after``: the changed
 nodes and their ancestors, as far as a figure changes); ``obook verify`` runs it from scratch
 (``write_back_up``) and compares.
@@ -11,8 +11,8 @@ import heapq
 
 from sqlalchemy import Connection
 
-from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, Node, back_up, node_from_row, own_bounds,
-                                own_error)
+from obook.book.minimax import (CONSTANTS, NO_MOVE, Bounds, MinimaxConstants, Node, back_up, black_to_move,
+                                line_score, node_from_row, own_bounds, own_error)
 from obook.store.minimax import (NodeFigures, back_up_rows, load_node_rows, next_seq, read_nodes,
                                  stored_figures, write_figures)
 
@@ -30,7 +30,7 @@ def computed_figures(nodes: dict[int, Node], constants: MinimaxConstants = CONST
         node = nodes[key]
         best = node.best_new()
         out[key] = NodeFigures(b.value, b.lcb, b.ucb, own_bounds(node, constants).value, own_error(node, constants),
-                               best.visits if best else 0, best.move if best else -2)
+                               best.visits if best else 0, best.move if best else NO_MOVE, b.score)
     return out
 
 
@@ -100,18 +100,25 @@ def back_up_after(conn: Connection, book_id: int, changed: list[int], constants:
 
 def _figures(node: Node | None, stored, constants: MinimaxConstants) -> NodeFigures:
     """A node's figures from its own search (``node``: searched again or given an edge) or its
-    stored own figures, and its children's stored bounds: ``back_up``'s rule for one node."""
+    stored own figures and search's mean score, and its children's stored bounds and backed-up
+    scores: ``back_up``'s rule for one node."""
     if node is not None:
         own = own_bounds(node, constants)
         best = node.best_new()
-        own_figures = (own.value, own_error(node, constants), best.visits if best else 0, best.move if best else -2)
+        own_figures = (own.value, own_error(node, constants), best.visits if best else 0,
+                       best.move if best else NO_MOVE)
+        score_mean = node.score_mean
     else:
         f = stored.figures
         own_figures = (f.own_value, f.own_error, f.own_visits, f.best_new)
         w, error = f.own_value, f.own_error
         own = Bounds(w, max(0.0, w - constants.z * error), min(1.0, w + constants.z * error)) \
-            if (f.best_new != -2) else Bounds(0.0, 0.0, 0.0)
+            if (f.best_new != NO_MOVE) else Bounds(0.0, 0.0, 0.0)
+        score_mean = stored.score_mean
     value, lcb, ucb = own.value, own.lcb, own.ucb
+    best_new = own_figures[3]
+    lines = [(own.value, score_mean)] if best_new != NO_MOVE else []  # the own line, where there is a move outside
     for b in stored.children:
         value, lcb, ucb = max(value, 1 - b.value), max(lcb, 1 - b.ucb), max(ucb, 1 - b.lcb)
-    return NodeFigures(value, lcb, ucb, *own_figures)
+        lines.append((1 - b.value, b.backed_up_score))
+    return NodeFigures(value, lcb, ucb, *own_figures, line_score(value, lines, black_to_move(stored.depth)))

@@ -52,13 +52,14 @@ STATISTICAL_VIEW = {
 }
 MINIMAX_VIEW = {
     "columns": [["move", "move", "vertex"], ["value", "value", "pct"], ["lcb", "LCB", "pct"], ["ucb", "UCB", "pct"],
-                ["visits", "visits", "int"], ["prior", "prior", "pct"], ["score_mean", "mean score", "score"]],
+                ["visits", "visits", "int"], ["prior", "prior", "pct"], ["backed_up_result", "score", "text"],
+                ["score_mean", "mean score", "score"]],
     "marks": [["usage", "the book plays it"]],
     "figures": [["value", "minimax value", "pct"], ["lcb", "LCB", "pct"], ["ucb", "UCB", "pct"],
                 ["usage_move", "the book plays", "vertex"], ["own_move", "best move outside the book", "vertex"],
                 ["own_value", "its value", "pct"], ["own_lcb", "its LCB", "pct"], ["own_ucb", "its UCB", "pct"],
                 ["own_visits", "its visits", "int"], ["playouts", "playouts of the position", "int"],
-                ["score_mean", "mean score", "score"]],
+                ["backed_up_result", "score (backed up)", "text"], ["score_mean", "mean score of its search", "score"]],
     "label": ["value", "visits"],
     "count": None,
 }

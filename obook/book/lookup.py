@@ -244,7 +244,8 @@ class MinimaxCandidate(NamedTuple):
     ucb: float
     prior: float  # its share of the visits of a search of the position
     visits: int = 0  # of the search behind the value of the position it leads to
-    score_mean: float | None = None  # the mover's mean final score after it (playouts; None: not measured)
+    score_mean: float | None = None  # the mover's mean final score in the search of the position it leads to
+    backed_up_score: float | None = None  # the mover's score on the line of ``value`` (None: not known)
 
 
 @dataclass
@@ -261,6 +262,7 @@ class MinimaxLookup:
     playouts: int | None = None  # of the position's own search
     score_mean: float | None = None  # the player to move's mean final score in that search (None: not measured)
     value: float | None = None  # the position's minimax value, player to move
+    backed_up_score: float | None = None  # the player to move's score on the line of ``value`` (None: not known)
     lcb: float | None = None
     ucb: float | None = None
     usage: MinimaxCandidate | None = None  # what playing from the book plays (None: leave the book)
@@ -292,8 +294,8 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
     found.own_visits = best_new.visits if best_new is not None else 0
     found.playouts = stored.playouts
     black = position.to_move == BLACK
-    if stored.score_mean is not None:  # stored as Black's
-        found.score_mean = stored.score_mean if black else -stored.score_mean
+    found.score_mean = _for_mover(stored.score_mean, black)  # stored as Black's
+    found.backed_up_score = _for_mover(getattr(stored, "backed_up_score", None), black)
     if best_new is not None:
         point = PASS if best_new.move == PASS else position.from_canonical(best_new.move, symmetry)
         found.own_move = position.vertex(point)
@@ -308,15 +310,33 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
         if not position.is_legal(point):
             continue
         child = children[e.child]  # book_edges keeps the edges whose child has bounds
-        score = getattr(child, "score_mean", None)
-        if score is not None and not black:
-            score = -score
         candidate = MinimaxCandidate(point, position.vertex(point), e.value, e.lcb, e.ucb, e.prior,
-                                     getattr(child, "visits", 0), score)
+                                     getattr(child, "visits", 0), _for_mover(getattr(child, "score_mean", None), black),
+                                     _for_mover(getattr(child, "backed_up_score", None), black))
         found.candidates.append(candidate)
         if e is chosen:
             found.usage = candidate
     return found
+
+
+def _for_mover(black_score: float | None, black: bool) -> float | None:
+    """A stored score (Black's) for the player to move (``black``: Black), or for the player making
+    a move there."""
+    if black_score is None:
+        return None
+    return black_score if black else -black_score
+
+
+def score_as_result(score: float | None, black: bool) -> str | None:
+    """A score as a game's result, to one decimal: "B+3.5", "W+0.5", "0" (jigo); ``score`` is the
+    player's whose colour ``black`` says (the mover's: see ``MinimaxLookup``), the result Black's or
+    White's, whoever leads. None: no score."""
+    if score is None:
+        return None
+    lead = round(score if black else -score, 1)  # Black's
+    if lead == 0:
+        return "0"
+    return f"B+{lead:.1f}" if lead > 0 else f"W+{-lead:.1f}"
 
 
 def _rounded(x: float | None, places: int) -> float | None:
@@ -324,7 +344,12 @@ def _rounded(x: float | None, places: int) -> float | None:
 
 
 def minimax_document(found: MinimaxLookup) -> dict:
+    """The answer as data (``obook lookup --json``, the offline browser). Scores, like values, are
+    the mover's: the player to move's for the position, the player making the move for a candidate
+    (``backed_up_score``: the score on the line of the value, ``score_mean``: the mean of the
+    search of the position reached); ``backed_up_result`` is the backed-up score as a result, "B+3.5"."""
     position = found.position
+    black = position.to_move == BLACK
     return {
         "book": found.book.name,
         "algorithm": found.book.algorithm,
@@ -337,9 +362,13 @@ def minimax_document(found: MinimaxLookup) -> dict:
         "own_value": found.own_value, "own_move": found.own_move,
         "own_lcb": _rounded(found.own_lcb, 6), "own_ucb": _rounded(found.own_ucb, 6), "own_visits": found.own_visits,
         "playouts": found.playouts, "score_mean": _rounded(found.score_mean, 3),
+        "backed_up_score": _rounded(found.backed_up_score, 3),
+        "backed_up_result": score_as_result(found.backed_up_score, black),
         "candidates": [{"move": c.vertex, "value": round(c.value, 6), "lcb": round(c.lcb, 6), "ucb": round(c.ucb, 6),
                         "prior": round(c.prior, 6), "visits": c.visits,
                         "score_mean": round(c.score_mean, 3) if c.score_mean is not None else None,
+                        "backed_up_score": _rounded(c.backed_up_score, 3),
+                        "backed_up_result": score_as_result(c.backed_up_score, black),
                         "usage": found.usage is not None and c.point == found.usage.point}
                        for c in found.candidates],
         "usage_move": found.usage.vertex if found.usage is not None else None,
@@ -353,43 +382,52 @@ def minimax_answer_document(found: MinimaxLookup) -> dict:
     doc = minimax_document(found)
     candidates = [{"move": c["move"], "games": 0, "wins": 0, "draws": 0, "winrate": c["value"], "share": c["prior"],
                    "usage": c["usage"], "coevolution": False, "value": c["value"], "lcb": c["lcb"], "ucb": c["ucb"],
-                   "prior": c["prior"], "visits": c["visits"], "score_mean": c["score_mean"]}
+                   "prior": c["prior"], "visits": c["visits"], "score_mean": c["score_mean"],
+                   "backed_up_score": c["backed_up_score"], "backed_up_result": c["backed_up_result"]}
                   for c in doc["candidates"]]
     return {"book": doc["book"], "size": doc["size"], "moves": doc["moves"], "to_move": doc["to_move"],
             "move_number": doc["move_number"], "in_book": doc["in_book"], "games": 0, "candidates": candidates,
             "usage_move": doc["usage_move"], "coevolution_move": None, "algorithm": doc["algorithm"],
             "value": doc["value"], "lcb": doc["lcb"], "ucb": doc["ucb"], "own_value": doc["own_value"],
             "own_move": doc["own_move"], "own_lcb": doc["own_lcb"], "own_ucb": doc["own_ucb"],
-            "own_visits": doc["own_visits"], "playouts": doc["playouts"], "score_mean": doc["score_mean"]}
+            "own_visits": doc["own_visits"], "playouts": doc["playouts"], "score_mean": doc["score_mean"],
+            "backed_up_score": doc["backed_up_score"], "backed_up_result": doc["backed_up_result"]}
 
 
 def describe_minimax_lookup(found: MinimaxLookup) -> list[str]:
     """A minimax book's answer as ``obook lookup`` prints it under the position's lines."""
     if found.value is None:
         return ["  out of book: the book has no node for this position"]
-    lines = [f"  minimax value {100 * found.value:.1f}% [{100 * found.lcb:.1f}, {100 * found.ucb:.1f}]; "
+    black = found.position.to_move == BLACK
+    lines = [f"  minimax value {100 * found.value:.1f}% [{100 * found.lcb:.1f}, {100 * found.ucb:.1f}], "
+             f"score {score_as_result(found.backed_up_score, black) or '-'}; "
              f"best move outside the book: {found.own_move or 'none'} {100 * found.own_value:.1f}%",
-             f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7} {'visits':>7} {'score':>6}"]
+             f"  {'move':>5} {'value':>7} {'LCB':>7} {'UCB':>7} {'prior':>7} {'visits':>7} {'score':>7} {'mean':>6}"]
     for c in found.candidates:
         mark = "   <- book move" if found.usage is not None and c.point == found.usage.point else ""
         lines.append(f"  {c.vertex:>5} {100 * c.value:>6.1f}% {100 * c.lcb:>6.1f}% {100 * c.ucb:>6.1f}% "
-                     f"{100 * c.prior:>6.1f}% {c.visits:>7} "
+                     f"{100 * c.prior:>6.1f}% {c.visits:>7} {score_as_result(c.backed_up_score, black) or '-':>7} "
                      f"{format(c.score_mean, '+.1f') if c.score_mean is not None else '-':>6}{mark}")
     if found.usage is None:
         lines.append("  playing from the book leaves it here (the best move outside it is clearly better)")
+    lines.append("  score: backed up with the value, on its line; mean: the mean score of the search of the position "
+                 "the move reaches, for its player")
     return lines
 
 
 def minimax_move_infos(found: MinimaxLookup, size: int) -> tuple[list[dict], dict]:
     """A minimax book's answer as KataGo's move infos and root (``obook analysis``), marked ``book``:
-    each book move's value as ``winrate``, its lower bound as ``lcb``, the visits of the searches
-    behind the value, and the best move outside the book with its value (``outsideBook``)."""
+    each book move's value as ``winrate``, its lower bound as ``lcb``, its backed-up score as
+    ``scoreLead`` and ``scoreMean`` (its search's mean where the book has no backed-up score), the
+    visits of the searches behind the value, and the best move outside the book with its value
+    (``outsideBook``)."""
     infos = []
     for c in found.candidates:
         info = {"move": c.vertex, "visits": int(c.visits), "winrate": float(c.value), "prior": float(c.prior),
                 "lcb": float(c.lcb)}
-        if c.score_mean is not None:
-            info.update(scoreMean=float(c.score_mean), scoreLead=float(c.score_mean))
+        score = book_score(c)
+        if score is not None:
+            info.update(scoreMean=float(score), scoreLead=float(score))
         infos.append(info)
     if found.own_point is not None and found.own_value is not None \
             and all(c.point != found.own_point for c in found.candidates):
@@ -401,9 +439,16 @@ def minimax_move_infos(found: MinimaxLookup, size: int) -> tuple[list[dict], dic
     root = _book_root(infos)
     if found.value is not None:
         root["winrate"] = float(found.value)
-    if found.score_mean is not None:
-        root.update(scoreLead=float(found.score_mean), scoreMean=float(found.score_mean))
+    score = book_score(found)
+    if score is not None:
+        root.update(scoreLead=float(score), scoreMean=float(score))
     return infos, root
+
+
+def book_score(found: MinimaxCandidate | MinimaxLookup) -> float | None:
+    """The score an analysis shows for a book move or position, the mover's: the backed-up score,
+    or the search's mean where the book has none (a book backed up before it kept scores)."""
+    return found.backed_up_score if found.backed_up_score is not None else found.score_mean
 
 
 def statistics_move_infos(found: BookLookup, size: int) -> tuple[list[dict], dict]:

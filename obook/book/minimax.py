@@ -13,6 +13,13 @@ The method is KataGo's book builder (``cpp/book/book.cpp``) on our engine, and F
 - values are backed up by minimax (negamax: every value is the player to move's win rate), with
   bounds: ``value(X) = max(own(X), max_c 1 - value(c))``, the lower bound from the children's upper
   bounds and the other way round (``back_up``);
+- the score is backed up with the value, along the same line (``line_score``): a node's backed-up
+  score is that of the line its value comes from, its best child's backed-up score or, where its own
+  search's best move outside the book gives the value, that search's mean score. Unlike values,
+  scores are *Black's* (area score less komi, as the search measures them), at every node whichever
+  colour is to move, so they pass from child to parent unchanged; a reader turns them to the
+  mover's side (``obook.book.lookup``). The back-up does not choose by score: it is shown, not yet
+  played on (KataGo's ``utilityPerScore`` has not been tried here);
 - the next node to expand is the cheapest by a cost added up along the path from the root: a cost
   per move, the gap of the move's upper bound to the best move's, its ``-log`` prior (its share of
   the search's visits), less a bonus for an uncertain own value (``expansion_costs``);
@@ -105,10 +112,15 @@ class Node:
     excluded_prior: float  # their summed priors
     edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # canonical move -> (child key, prior)
     play_policy: list[tuple[int, float]] = field(default_factory=list)  # (move, share) at the play budget
+    score_mean: float | None = None  # of its last search, Black's (None: not measured)
 
     @property
     def depth(self) -> int:
         return len(self.moves.split())
+
+    @property
+    def black_to_move(self) -> bool:
+        return black_to_move(self.depth)
 
     def total_visits(self) -> int:
         return sum(m.visits for m in self.root_moves)
@@ -142,7 +154,7 @@ def node_from_row(row) -> Node:
     """A stored node (``obook.store.minimax.NodeRow``) as the functions here read it."""
     return Node(key=row.key, moves=row.moves, root_moves=parse_root_moves(row.policy),
                 searched_edges=row.searched_edges, excluded_prior=row.excluded_prior, edges=dict(row.edges),
-                play_policy=parse_play_policy(row.play_policy))
+                play_policy=parse_play_policy(row.play_policy), score_mean=row.score_mean)
 
 
 def stored_best_new(row) -> RootMove | None:
@@ -156,6 +168,27 @@ class Bounds:
     value: float
     lcb: float
     ucb: float
+    score: float | None = None  # backed up (``back_up``): Black's score on the line of ``value``
+
+
+def black_to_move(depth: int) -> bool:
+    """Whether Black is to move at a node ``depth`` moves (passes included) from the empty board."""
+    return depth % 2 == 0
+
+
+def line_score(value: float, lines: Iterable[tuple[float, float | None]], black: bool) -> float | None:
+    """The backed-up score of a node whose backed-up value is ``value``, its ``lines`` (the value
+    of each for the player to move, Black's score on it) the moves it chooses among: its own best
+    move outside the book (its search's mean score) and its book moves (their children's backed-up
+    scores). The score of the line whose value is ``value``; of several (equal values), the best
+    score for the player to move (Black to move: ``black``), so that the choice does not depend on
+    the order in which the lines are read (the back-up from scratch and the incremental one read
+    children in different orders and must agree exactly). Lines with no score are passed over;
+    None when none has one."""
+    scores = [score for v, score in lines if v == value and score is not None]
+    if not scores:
+        return None
+    return max(scores) if black else min(scores)
 
 
 def own_error(node: Node, constants: MinimaxConstants = CONSTANTS) -> float:
@@ -214,14 +247,17 @@ def back_up(nodes: dict[int, Node], constants: MinimaxConstants = CONSTANTS) -> 
 
 
 def _node_bounds(node: Node, values: dict[int, Bounds], constants: MinimaxConstants) -> Bounds:
-    own = own_bounds(node, constants)
+    best = node.best_new()
+    own = own_bounds_of(best, constants)
     value, lcb, ucb = own.value, own.lcb, own.ucb
+    lines = [(own.value, node.score_mean)] if best is not None else []
     for child, _prior in node.edges.values():
         b = values.get(child)
         if b is None:
             continue
         value, lcb, ucb = max(value, 1 - b.value), max(lcb, 1 - b.ucb), max(ucb, 1 - b.lcb)
-    return Bounds(value, lcb, ucb)
+        lines.append((1 - b.value, b.score))
+    return Bounds(value, lcb, ucb, line_score(value, lines, node.black_to_move))
 
 
 class EdgeView(NamedTuple):

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from obook.book.kinds import book_kind
 from obook.book.library import open_book_store, open_keyed_book
-from obook.book.lookup import BookLookup, MinimaxLookup
+from obook.book.lookup import BookLookup, MinimaxLookup, book_score
 from obook.errors import ObookError
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
@@ -115,7 +115,7 @@ class BookPlayer(Player):
         """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least
         the value of the best move outside the book) with its figures; None: leave the book."""
         stats = [MoveStats(point=c.point, visits=c.visits, winrate=c.value, variance=0.0, pv=[c.point],
-                           prior=c.prior, score_mean=c.score_mean, lcb=c.lcb) for c in found.candidates]
+                           prior=c.prior, score_mean=book_score(c), lcb=c.lcb) for c in found.candidates]
         if found.usage is None:
             if not self.own_moves or found.own_point is None:
                 return None

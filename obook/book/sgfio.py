@@ -10,7 +10,7 @@ from pathlib import Path
 from sgfmill import sgf
 
 from obook.book.keys import UNSCORED, engine_line, game_outcome, opening_record
-from obook.book.lookup import book_lookup, minimax_lookup
+from obook.book.lookup import book_lookup, minimax_lookup, score_as_result
 from obook.book.rules import is_sampling
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
@@ -310,8 +310,8 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
     minimax value and bounds in a comment and SBKV (Black's win percent by the minimax value); the
     move playing from the book takes is marked. A transposition is written under every path."""
     header = (f"obook opening book {book.name!r}: MINIMAX (search values backed up by minimax), komi "
-              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior, the mean final "
-              "score of its search for its player. "
+              f"{book.komi:g}. Each move: its minimax value for its player with the 95% bounds, its prior, its score "
+              "backed up with the value (as a result, B+3.5), the mean final score of its search for its player. "
               f"Engine: {engine_line(book)}.")
     with store.read() as conn:
         read = node_reader(conn, book.id)
@@ -320,7 +320,9 @@ def export_minimax_book(store: Store, book: BookInfo, depth: int | None = None,
             found = minimax_lookup(book, position, read)
             for c in found.candidates:
                 played = " (the book plays it)" if found.usage is not None and c.point == found.usage.point else ""
-                score = f", mean score {c.score_mean:+.1f}" if c.score_mean is not None else ""
+                backed_up = score_as_result(c.backed_up_score, mover == "b")
+                score = f", score {backed_up}" if backed_up is not None else ""
+                score += f", mean score {c.score_mean:+.1f}" if c.score_mean is not None else ""
                 yield (c.point, f"minimax {100 * c.value:.1f}% [{100 * c.lcb:.1f}, {100 * c.ucb:.1f}] for "
                                 f"{'Black' if mover == 'b' else 'White'}, prior {100 * c.prior:.1f}%{score}{played}",
                        c.value if mover == "b" else 1.0 - c.value)

@@ -5,7 +5,7 @@ verify`` prints (``headline``, ``report``); the book's kind (``obook.book.kinds`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from obook.book.backup import computed_figures, load_nodes, write_back_up
 from obook.book.keys import BookGameError, Scores, Stats, game_outcome, opening_record
@@ -148,6 +148,12 @@ class MinimaxVerification:
     def clean(self) -> bool:
         return not (self.differences or self.dangling) and self.done_counted == self.done_counter
 
+    def scores_missing(self) -> int:
+        """How many nodes differ only by a backed-up score not stored."""
+        return sum(1 for _, computed, stored in self.differences
+                   if stored is not None and stored.backed_up_score is None
+                   and replace(stored, backed_up_score=computed.backed_up_score) == computed)
+
     def headline(self, name: str) -> str:
         return f"book {name!r}: {self.nodes} nodes, {self.edges} edges (search-valued)"
 
@@ -160,8 +166,12 @@ class MinimaxVerification:
         miscounted = self.done_counted != self.done_counter
         if miscounted:
             lines.append(f"  the book counts {self.done_counter} expansions done; {self.done_counted} are")
+        unscored = self.scores_missing()
+        if unscored:
+            lines.append(f"  {unscored} of the nodes that differ only lack their backed-up score (a book backed up "
+                         "before migration 0018): --repair fills them")
         if self.clean:
-            return lines + ["  every backed-up value matches the stored searches"], True
+            return lines + ["  every backed-up value matches the stored searches (and every backed-up score)"], True
         lines.append(f"  {len(self.differences)} nodes differ, {len(self.dangling)} dangling edges"
                      + (", a wrong count of expansions done" if miscounted else "")
                      + ("; repaired" if self.repaired else ""))

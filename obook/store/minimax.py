@@ -60,6 +60,7 @@ class NodeRow:
     spec: str = ""
     engine_version: str = ""
     score_mean: float | None = None  # Black's mean score less komi (its search's simulations)
+    backed_up_score: float | None = None  # Black's, on the line of ``value`` (``obook.book.minimax.line_score``)
     edges: dict[int, tuple[int, float]] = field(default_factory=dict)  # move -> (child key, prior)
 
 
@@ -71,14 +72,16 @@ class ChildBounds(NamedTuple):
     lcb: float
     ucb: float
     visits: int = 0  # behind its own value
-    score_mean: float | None = None  # Black's
+    score_mean: float | None = None  # Black's, of its own search
+    backed_up_score: float | None = None  # Black's, on the line of its value
 
 
 def _node_row(row) -> NodeRow:
     return NodeRow(key=to_unsigned(row.position_key), moves=row.moves, policy=row.policy,
                    searched_edges=row.searched_edges, excluded_prior=row.excluded_prior,
                    play_policy=row.play_policy, value=row.value, lcb=row.lcb, ucb=row.ucb, playouts=row.playouts,
-                   spec=row.spec, engine_version=row.engine_version, score_mean=row.score_mean)
+                   spec=row.spec, engine_version=row.engine_version, score_mean=row.score_mean,
+                   backed_up_score=row.backed_up_score)
 
 
 def load_node_rows(conn: Connection, book_id: int) -> dict[int, NodeRow]:
@@ -126,13 +129,17 @@ def node_exists(conn: Connection, book_id: int, key: int) -> bool:
     return conn.execute(_NODE_EXISTS, {"book": book_id, "key": to_signed(key)}).first() is not None
 
 
+_CHILD_BOUNDS_COLUMNS = (NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_visits,
+                         NODES.c.score_mean, NODES.c.backed_up_score)  # the key, then ChildBounds's fields
+
+
 def children_bounds(conn: Connection, book_id: int, node: NodeRow) -> dict[int, ChildBounds]:
     keys = [to_signed(child) for child, _ in node.edges.values()]
     if not keys:
         return {}
-    rows = conn.execute(select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_visits,
-                               NODES.c.score_mean).where(NODES.c.book_id == book_id, NODES.c.position_key.in_(keys)))
-    return {to_unsigned(k): ChildBounds(v, lo, hi, n, score) for k, v, lo, hi, n, score in rows}
+    rows = conn.execute(select(*_CHILD_BOUNDS_COLUMNS).where(NODES.c.book_id == book_id,
+                                                             NODES.c.position_key.in_(keys)))
+    return {to_unsigned(k): ChildBounds(*bounds) for k, *bounds in rows}
 
 
 def node_reader(conn: Connection, book_id: int):
@@ -150,9 +157,8 @@ def whole_book_node_reader(conn: Connection, book_id: int):
     a reader of every node (the HTML export) takes. It holds the book in memory: a minimax book's
     nodes are its searches, thousands to hundreds of thousands."""
     nodes = load_node_rows(conn, book_id)
-    bounds = {to_unsigned(k): ChildBounds(v, lo, hi, n, score) for k, v, lo, hi, n, score in conn.execute(
-        select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_visits,
-               NODES.c.score_mean).where(NODES.c.book_id == book_id))}
+    bounds = {to_unsigned(k): ChildBounds(*b) for k, *b in conn.execute(
+        select(*_CHILD_BOUNDS_COLUMNS).where(NODES.c.book_id == book_id))}
 
     def read(key: int):
         stored = nodes.get(key)
@@ -178,12 +184,14 @@ class NodeFigures:
     own_error: float
     own_visits: int
     best_new: int
+    backed_up_score: float | None  # Black's (``obook.book.minimax.line_score``)
+
+
+_FIGURE_COLUMNS = [NODES.c[name] for name in NodeFigures.__dataclass_fields__]
 
 
 def stored_figures(conn: Connection, book_id: int) -> dict[int, NodeFigures]:
-    rows = conn.execute(select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value,
-                               NODES.c.own_error, NODES.c.own_visits, NODES.c.best_new).where(
-        NODES.c.book_id == book_id))
+    rows = conn.execute(select(NODES.c.position_key, *_FIGURE_COLUMNS).where(NODES.c.book_id == book_id))
     return {to_unsigned(r[0]): NodeFigures(*r[1:]) for r in rows}
 
 
@@ -201,9 +209,8 @@ def write_figures(conn: Connection, book_id: int, figures: dict[int, NodeFigures
     if not figures:
         return
     seq = next_seq(conn, book_id) if seq is None else seq
-    conn.execute(_WRITE_FIGURES, [dict(b_book=book_id, b_key=to_signed(key), value=f.value, lcb=f.lcb, ucb=f.ucb,
-                                       own_value=f.own_value, own_error=f.own_error, own_visits=f.own_visits,
-                                       best_new=f.best_new, seq=seq) for key, f in figures.items()])
+    conn.execute(_WRITE_FIGURES, [dict(b_book=book_id, b_key=to_signed(key), **vars(f), seq=seq)
+                                  for key, f in figures.items()])
 
 
 def next_seq(conn: Connection, book_id: int) -> int:
@@ -323,11 +330,13 @@ def scheduled_since(conn: Connection, book_id: int, after: int) -> list[tuple[in
 
 @dataclass(frozen=True)
 class BackUpRow:
-    """What the incremental back-up reads of one node: its stored figures, its depth (moves of its
-    first path), its children's stored bounds, and its parents (key, depth): where the back-up goes
-    next if its figures change, read with them to save a round trip a level."""
+    """What the incremental back-up reads of one node: its stored figures, its search's mean score,
+    its depth (moves of its first path), its children's stored bounds (with their backed-up scores),
+    and its parents (key, depth): where the back-up goes next if its figures change, read with them
+    to save a round trip a level."""
 
     figures: NodeFigures
+    score_mean: float | None
     depth: int
     children: list[ChildBounds]
     parents: list[tuple[int, int]]
@@ -335,17 +344,16 @@ class BackUpRow:
 
 _CHILD = NODES.alias("child")
 # statements the back-up runs at every level it visits, built once (building one costs more than running it)
-_BACK_UP_ROWS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.own_value,
-                       NODES.c.own_error, NODES.c.own_visits, NODES.c.best_new, NODES.c.moves,
-                       _CHILD.c.value, _CHILD.c.lcb, _CHILD.c.ucb).select_from(
+_BACK_UP_ROWS = select(NODES.c.position_key, *_FIGURE_COLUMNS, NODES.c.score_mean, NODES.c.moves,
+                       _CHILD.c.value, _CHILD.c.lcb, _CHILD.c.ucb, _CHILD.c.backed_up_score).select_from(
     NODES.outerjoin(EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))
     .outerjoin(_CHILD, (_CHILD.c.book_id == EDGES.c.book_id) & (_CHILD.c.position_key == EDGES.c.child_key))).where(
     NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
-# the same nodes' parents, as rows of _BACK_UP_ROWS's shape: (child key, NULL figures, parent's moves,
-# NULL bounds, parent key), so that one statement reads both
+# the same nodes' parents, as rows of _BACK_UP_ROWS's shape: (child key, NULL figures and score, parent's
+# moves, NULL bounds and score, parent key), so that one statement reads both
 _PARENT = NODES.alias("parent")
-_PARENT_ROWS = select(EDGES.c.child_key, *[null() for _ in NodeFigures.__dataclass_fields__], _PARENT.c.moves,
-                      null(), null(), null(), _PARENT.c.position_key).select_from(
+_PARENT_ROWS = select(EDGES.c.child_key, *[null() for _ in NodeFigures.__dataclass_fields__], null(), _PARENT.c.moves,
+                      null(), null(), null(), null(), _PARENT.c.position_key).select_from(
     EDGES.join(_PARENT, (_PARENT.c.book_id == EDGES.c.book_id) & (_PARENT.c.position_key == EDGES.c.parent_key))).where(
     EDGES.c.book_id == bindparam("book"), EDGES.c.child_key.in_(bindparam("keys", expanding=True)))
 _BACK_UP_AND_PARENT_ROWS = union_all(_BACK_UP_ROWS.add_columns(null().label("parent_key")), _PARENT_ROWS)
@@ -356,7 +364,7 @@ def back_up_rows(conn: Connection, book_id: int, keys: list[int]) -> dict[int, B
     stored), and their parents."""
     out: dict[int, BackUpRow] = {}
     parents: dict[int, list[tuple[int, int]]] = {}
-    for key, *figures, moves, v, lo, hi, parent in conn.execute(_BACK_UP_AND_PARENT_ROWS, {
+    for key, *figures, score_mean, moves, v, lo, hi, score, parent in conn.execute(_BACK_UP_AND_PARENT_ROWS, {
             "book": book_id, "keys": [to_signed(k) for k in keys]}):
         key = to_unsigned(key)
         if parent is not None:
@@ -364,9 +372,9 @@ def back_up_rows(conn: Connection, book_id: int, keys: list[int]) -> dict[int, B
             continue
         row = out.get(key)
         if row is None:
-            row = out[key] = BackUpRow(NodeFigures(*figures), len(moves.split()), [], [])
+            row = out[key] = BackUpRow(NodeFigures(*figures), score_mean, len(moves.split()), [], [])
         if v is not None:
-            row.children.append(ChildBounds(v, lo, hi))
+            row.children.append(ChildBounds(v, lo, hi, backed_up_score=score))
     for key, row in out.items():
         row.parents.extend(parents.get(key, ()))
     return out

@@ -237,6 +237,9 @@ class MinimaxNode(Base):
     value: Mapped[float] = mapped_column(Float)
     lcb: Mapped[float] = mapped_column(Float)
     ucb: Mapped[float] = mapped_column(Float)
+    # Black's score on the line ``value`` comes from (obook.book.minimax.line_score; None: no score on
+    # that line, or not backed up since 0018)
+    backed_up_score: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class MinimaxEdge(Base):

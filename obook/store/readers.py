@@ -47,9 +47,10 @@ POSITION_STATS_SQL = ("SELECT move, games, wins, draws, scored, score_sum FROM b
 # per edge, the node's columns repeated, took an eighth more of the service's CPU (0.15 against
 # 0.13 ms a query, binary results, one query at a time on uvloop).
 MINIMAX_NODE_SQL = ("SELECT n.position_key, n.moves, n.policy, n.searched_edges, n.excluded_prior, n.play_policy, "
-                    "n.value, n.lcb, n.ucb, n.playouts, n.spec, n.engine_version, n.score_mean, "
+                    "n.value, n.lcb, n.ucb, n.playouts, n.spec, n.engine_version, n.score_mean, n.backed_up_score, "
                     "array_agg(e.move), array_agg(e.child_key), array_agg(e.prior), array_agg(c.value), "
-                    "array_agg(c.lcb), array_agg(c.ucb), array_agg(c.own_visits), array_agg(c.score_mean) "
+                    "array_agg(c.lcb), array_agg(c.ucb), array_agg(c.own_visits), array_agg(c.score_mean), "
+                    "array_agg(c.backed_up_score) "
                     "FROM minimax_nodes n "
                     "LEFT JOIN minimax_edges e ON e.book_id = n.book_id AND e.parent_key = n.position_key "
                     "LEFT JOIN minimax_nodes c ON c.book_id = e.book_id AND c.position_key = e.child_key "
@@ -371,16 +372,16 @@ def _minimax_node(rows: list[tuple]) -> tuple[NodeRow, dict[int, ChildBounds]] |
     if not rows:
         return None
     (position_key, moves, policy, searched_edges, excluded_prior, play_policy, value, lcb, ucb, playouts, spec,
-     engine_version, score_mean, *edges) = rows[0]
+     engine_version, score_mean, backed_up_score, *edges) = rows[0]
     node = NodeRow(to_unsigned(position_key), moves, policy, searched_edges, excluded_prior, play_policy, value,
-                   lcb, ucb, playouts, spec, engine_version, score_mean)
+                   lcb, ucb, playouts, spec, engine_version, score_mean, backed_up_score)
     children = {}
-    for move, child, prior, c_value, c_lcb, c_ucb, c_visits, c_score in zip(*edges):
+    for move, child, prior, c_value, c_lcb, c_ucb, c_visits, c_score, c_backed_up in zip(*edges):
         if move is None:
             continue  # no edges: the outer join's one row of NULLs
         node.edges[move] = (to_unsigned(child), prior)
         if c_value is not None:
-            children[to_unsigned(child)] = ChildBounds(c_value, c_lcb, c_ucb, c_visits, c_score)
+            children[to_unsigned(child)] = ChildBounds(c_value, c_lcb, c_ucb, c_visits, c_score, c_backed_up)
     return node, children
 
 

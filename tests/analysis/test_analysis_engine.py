@@ -263,9 +263,11 @@ def test_a_minimax_book_position_carries_values_and_bounds(store, compiled_engin
         assert info["book"] is True
         assert (info["winrate"], info["lcb"], info["visits"]) == (pytest.approx(c.value), pytest.approx(c.lcb),
                                                                   c.visits)
+        assert c.backed_up_score is not None and info["scoreLead"] == pytest.approx(c.backed_up_score)
     rates = [i["winrate"] for i in answer["moveInfos"]]
     assert rates == sorted(rates, reverse=True)
     assert answer["rootInfo"]["winrate"] == pytest.approx(found.value)
+    assert answer["rootInfo"]["scoreLead"] == pytest.approx(found.backed_up_score)
     [black_view], _ = session([query], "--book", book.name, "--db", store.url)
     assert black_view["rootInfo"]["winrate"] == pytest.approx(found.value)  # Black is to move: no turn-over
 

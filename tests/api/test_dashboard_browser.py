@@ -271,17 +271,18 @@ def _shown_rows(page) -> list[dict]:
 
 def _assert_panel_matches_the_lookup(page, url: str, moves: list[str]) -> dict:
     """The position's panel shows, for each book move and the best move outside the book, the
-    value, bounds, visits, prior and mean score of the service's lookup."""
+    value, bounds, visits, prior, backed-up score and mean score of the service's lookup."""
     found = _get_json(f"{url}/v1/books/mm/lookup?moves={','.join(moves)}")
     assert found["kind"] == "search-valued" and found["value"] is not None
     expected = [{"move": c["move"], "kind": "book",
                  "cells": [c["move"], _percent(c["value"]), _percent(c["lcb"]), _percent(c["ucb"]), str(c["visits"]),
-                           _percent(c["prior"]), _signed(c["score_mean"]), "the book plays it" if c["usage"] else ""]}
+                           _percent(c["prior"]), c["backed_up_result"], _signed(c["score_mean"]),
+                           "the book plays it" if c["usage"] else ""]}
                 for c in found["candidates"]]
     if found["own_move"]:
         expected.append({"move": found["own_move"], "kind": "outside",
                          "cells": [found["own_move"], _percent(found["own_value"]), _percent(found["own_lcb"]),
-                                   _percent(found["own_ucb"]), str(found["own_visits"]), "", "",
+                                   _percent(found["own_ucb"]), str(found["own_visits"]), "", "", "",
                                    "best outside the book" + ("" if found["usage_move"] else " (the book plays it)")]})
     deadline = time.time() + 60
     while _shown_rows(page) != expected and time.time() < deadline:
@@ -290,6 +291,8 @@ def _assert_panel_matches_the_lookup(page, url: str, moves: list[str]) -> dict:
     summary = page.text_content("#book-summary")
     assert f"value {_percent(found['value'])} [{_percent(found['lcb'])}, {_percent(found['ucb'])}]" in summary
     assert f"mean score {_signed(found['score_mean'])}" in summary and f"{found['playouts']} playouts" in summary
+    assert found["backed_up_result"] is not None and f"score {found['backed_up_result']} " in summary
+    assert all(c["backed_up_result"] is not None for c in found["candidates"])
     shown_on_board = page.eval_on_selector_all("#book-board g.candidate", "gs => gs.map(g => g.dataset.move)")
     assert set(shown_on_board) == {c["move"] for c in found["candidates"]} | (
         {found["own_move"]} if found["own_move"] not in (None, "pass") else set())
@@ -307,7 +310,7 @@ def test_dashboard_shows_a_minimax_books_values_bounds_and_expansions(chromium, 
     root = _assert_panel_matches_the_lookup(page, url, [])
     assert root["candidates"], "the root was expanded"
     assert page.eval_on_selector_all("#book-candidates th", "ths => ths.map(th => th.textContent)") == [
-        "move", "value", "lower", "upper", "visits", "prior", "mean score", ""]
+        "move", "value", "lower", "upper", "visits", "prior", "score", "mean score", ""]
 
     # the header counts expansions, as /v1/books and /v1/progress do
     (listed,) = _get_json(f"{url}/v1/books")["items"]

@@ -23,10 +23,15 @@ OWNER = "h:1:test:backup"
 
 
 def random_search(rng: random.Random, key: int, moves: list[str], excluded: set[int]) -> SearchedNode:
+    """A search of random root moves and mean score. Win rates and scores are drawn from few values
+    (some 0 and 1), so that lines of equal value with different scores, and searches without a
+    score, are common: the backed-up score must not depend on the order the back-up reads them."""
     points = rng.sample([p for p in range(25) if p not in excluded], rng.randint(0, 6))
-    policy = " ".join(f"{p}:{rng.randint(1, 3000)}:{rng.random():.6f}" for p in points)
+    policy = " ".join(f"{p}:{rng.randint(1, 3000)}:{rng.choice([0.0, 0.25, 0.5, 0.75, 1.0, rng.random()]):.6f}"
+                      for p in points)
+    score = rng.choice([None, -2.5, 0.5, 3.5, rng.uniform(-25, 25)])
     return SearchedNode(key, moves, policy, len(excluded), min(0.1 * len(excluded), 1.0), 100, "playouts=100",
-                        key, "test", None, None)
+                        key, "test", None, score)
 
 
 def apply(conn, book_id: int, constants=CONSTANTS) -> list[int]:
@@ -118,6 +123,10 @@ def test_the_incremental_back_up_is_the_back_up_from_scratch(store, seed, group)
     transpositions = edges - (len(nodes) - 1)
     assert len(nodes) > 20 and transpositions > 0, "the random book has shared children"
     assert_acyclic(nodes)
+    figures = computed_figures(nodes, constants)
+    from_children = [k for k, n in nodes.items() if n.edges and figures[k].backed_up_score is not None
+                     and figures[k].backed_up_score != n.score_mean]
+    assert from_children, "some node's score is carried up from a child, not its own search's"
 
 
 def assert_acyclic(nodes) -> None:

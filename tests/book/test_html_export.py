@@ -13,7 +13,7 @@ from pathlib import Path
 
 from obook.book.kinds import book_kind
 from obook.book.library import lookup, open_book_store
-from obook.book.lookup import replay_moves
+from obook.book.lookup import replay_moves, score_as_result
 from obook.go.board import PASS
 from obook.go.symmetry import symmetry_maps
 from obook.go.vertex import format_vertex, parse_vertex
@@ -146,7 +146,13 @@ def test_a_minimax_books_export_holds_each_node_once_with_the_lookups_figures(st
     root = positions[0]["doc"]
     assert root["in_book"] and root["candidates"] and root["usage_move"] is not None
     assert {"value", "lcb", "ucb", "own_move", "own_value", "own_visits"} <= set(root)
-    assert {"value", "lcb", "ucb", "prior", "visits", "score_mean", "usage"} <= set(root["candidates"][0])
+    assert {"value", "lcb", "ucb", "prior", "visits", "score_mean", "backed_up_score", "usage"} <= set(
+        root["candidates"][0])
+    # each book move's score is the one the back-up stored for the position it reaches, as a result
+    for p in positions:
+        for c in p["doc"]["candidates"]:
+            assert c["backed_up_result"] is not None
+            assert c["backed_up_result"] == score_as_result(c["backed_up_score"], p["doc"]["to_move"] == "B")
 
 
 def test_the_cli_writes_a_browser_and_refuses_a_directory_in_use(tmp_path, capsys):
@@ -208,7 +214,8 @@ def assert_page_shows(page, store, book, moves: list[str]) -> dict:
         if "value" in c:
             score = signed(c["score_mean"])
             assert cells == {"move": c["move"], "value": pct(c["value"]), "lcb": pct(c["lcb"]), "ucb": pct(c["ucb"]),
-                             "visits": str(c["visits"]), "prior": pct(c["prior"]), "score_mean": score}
+                             "visits": str(c["visits"]), "prior": pct(c["prior"]),
+                             "backed_up_result": c["backed_up_result"] or "–", "score_mean": score}
         else:
             assert cells["games"] == str(c["games"]) and cells["wins"] == str(c["wins"])
             assert cells["winrate"] == pct(c["winrate"]) and cells["share"] == pct(c["share"])

@@ -21,10 +21,10 @@ from obook.go.board import PASS
 FLOOR = MinimaxConstants(error_floor=0.0, z=2.0)
 
 
-def node(key, moves, root_moves, edges=None, excluded_prior=0.0, play=None):
+def node(key, moves, root_moves, edges=None, excluded_prior=0.0, play=None, score=None):
     return Node(key=key, moves=moves, root_moves=[RootMove(*m) for m in root_moves],
                 searched_edges=len(edges or {}), excluded_prior=excluded_prior, edges=dict(edges or {}),
-                play_policy=list(play or []))
+                play_policy=list(play or []), score_mean=score)
 
 
 # ---- pure ------------------------------------------------------------------------------------------
@@ -72,6 +72,34 @@ def test_values_are_backed_up_by_negamax_with_bounds_over_a_dag():
     assert values[10].lcb == pytest.approx(max(own_bounds(nodes[10], FLOOR).lcb, 1 - t.ucb))
     assert values[10].ucb == pytest.approx(max(own_bounds(nodes[10], FLOOR).ucb, 1 - t.lcb))
     assert values[0].lcb <= values[0].value <= values[0].ucb
+
+
+def test_the_score_is_backed_up_along_the_line_of_the_value():
+    """Issue 32 item 6: a node's backed-up score (Black's) is its best child's backed-up score where
+    the value comes from that child, its own search's mean where its own best move outside the
+    book gives the value; of lines of equal value, the best score for the player to move."""
+    nodes = {
+        0: node(0, "", [(1, 500, 0.5), (3, 100, 0.30)], edges={1: (10, 0.5), 2: (11, 0.4)}, score=1.0),
+        10: node(10, "A", [(5, 1000, 0.45), (6, 100, 0.2)], edges={5: (20, 0.9)}, score=-1.0),
+        11: node(11, "B", [(7, 1000, 0.9)], score=-6.0),  # White to move: its own search wins 0.9
+        20: node(20, "A C", [(8, 10000, 0.7)], score=4.5),  # Black to move
+    }
+    values = back_up(nodes, FLOOR)
+    assert values[20].score == 4.5  # a leaf: its own search's
+    assert values[10].value == pytest.approx(0.3) and values[10].score == 4.5  # from its child 20
+    assert values[11].value == pytest.approx(0.9) and values[11].score == -6.0  # from its own search
+    # root (Black): max(own 0.30, 1 - 0.3 via A, 1 - 0.9 via B) = 0.7, the line through A: Black +4.5
+    assert values[0].value == pytest.approx(0.7) and values[0].score == 4.5
+
+    # two book moves of equal value: the better score for the player to move, in either order
+    for order in ([1, 2], [2, 1]):
+        children = {1: (31, 0.5), 2: (32, 0.5)}
+        tie = {30: node(30, "A", [(9, 100, 0.1)], edges={m: children[m] for m in order}, score=0.0),  # White
+               31: node(31, "A B", [(4, 100, 0.6)], score=-2.5), 32: node(32, "A C", [(4, 100, 0.6)], score=3.5)}
+        assert back_up(tie, FLOOR)[30].score == -2.5, "White to move takes Black's lower score"
+    # no score on the line of the value: none backed up, not another line's
+    unscored = {0: node(0, "", [(3, 100, 0.2)], edges={1: (1, 0.5)}, score=2.0), 1: node(1, "A", [(4, 100, 0.4)])}
+    assert back_up(unscored, FLOOR)[0].value == pytest.approx(0.6) and back_up(unscored, FLOOR)[0].score is None
 
 
 def test_a_cycle_and_a_missing_child_do_not_break_the_back_up():
@@ -271,6 +299,83 @@ def test_lookups_show_each_book_moves_visits_and_mean_score(store, compiled_engi
         with store.read() as conn:
             grandchild = read_node(conn, book.id, lookup(store, book, f"{first.vertex} {c.vertex}").position.canonical()[0])
         assert c.score_mean == pytest.approx(-grandchild.score_mean)
+
+
+def test_lookups_show_each_book_moves_backed_up_score(store, compiled_engine):
+    """Issue 32 item 6: every way a lookup is shown (the answer, ``obook lookup``'s text and JSON,
+    KataGo's move infos) gives each book move the score the back-up stored for the position it
+    reaches (Black's, turned to the mover's side), and the position the score of its value's line."""
+    from obook.book.kinds import book_kind
+    from obook.book.library import lookup
+    from obook.book.lookup import score_as_result
+    from obook.store.minimax import read_node
+
+    book = minimax_book(store, name="backed", expansion="reach", play_playouts=30)
+    expand(store, book, 5)
+    kind = book_kind(book)
+    # the root, and a White position: its book moves' scores are White's, the stored Black's negated
+    for line in ("", lookup(store, book, "").candidates[0].vertex):
+        found = lookup(store, book, line)
+        black = found.position.to_move == 1
+        sign = 1 if black else -1
+        assert found.candidates
+        with store.read() as conn:
+            stored = read_node(conn, book.id, found.position.canonical()[0])
+        assert stored.backed_up_score is not None and found.backed_up_score == sign * stored.backed_up_score
+        from_lines = [c.backed_up_score for c in found.candidates if c.value == found.value]
+        if found.own_value != found.value:
+            assert found.backed_up_score in from_lines, "the score of the line the value comes from"
+        text = "\n".join(kind.describe_lookup(found))
+        doc = kind.document(found)
+        infos, root = kind.move_infos(found, book.size)
+        assert f"score {score_as_result(found.backed_up_score, black)};" in text
+        assert doc["backed_up_score"] == pytest.approx(found.backed_up_score, abs=1e-3)
+        assert root["scoreLead"] == found.backed_up_score
+        for c, shown in zip(found.candidates, doc["candidates"]):
+            reached = lookup(store, book, f"{line} {c.vertex}".strip()).position.canonical()[0]
+            with store.read() as conn:
+                child = read_node(conn, book.id, reached)
+            assert child.backed_up_score is not None and c.backed_up_score == sign * child.backed_up_score
+            result = score_as_result(c.backed_up_score, black)
+            if abs(child.backed_up_score) >= 0.05:  # Black's stored score, as a result whoever moves
+                assert result == ("B+" if child.backed_up_score > 0 else "W+") + f"{abs(child.backed_up_score):.1f}"
+            assert shown["move"] == c.vertex and shown["backed_up_result"] == result
+            assert shown["backed_up_score"] == pytest.approx(c.backed_up_score, abs=1e-3)
+            assert re.search(rf"^\s+{c.vertex} .* {re.escape(result)} ", text, re.M)
+            (info,) = [i for i in infos if i["move"] == c.vertex]
+            assert info["scoreLead"] == info["scoreMean"] == c.backed_up_score
+
+
+def test_verify_finds_and_repairs_a_wrong_or_missing_backed_up_score(store, compiled_engine):
+    """A stored backed-up score that is not the back-up's is a difference ``obook verify`` reports
+    and ``--repair`` rewrites; so is one missing (a book backed up before migration 0018)."""
+    from sqlalchemy import update
+
+    from obook.book.expansion import root_key
+    from obook.book.verification import verify_minimax
+    from obook.store.db import to_signed
+    from obook.store.minimax import NODES
+
+    book = minimax_book(store, name="scores")
+    expand(store, book, 3)
+    assert verify_minimax(store, book).clean
+    root = root_key(book)
+    with store.write() as conn:
+        conn.execute(update(NODES).where(NODES.c.book_id == book.id, NODES.c.position_key == to_signed(root))
+                     .values(backed_up_score=NODES.c.backed_up_score + 0.5))
+    broken = verify_minimax(store, book)
+    assert not broken.clean and [key for key, _, _ in broken.differences] == [root]
+    (_, computed, stored), = broken.differences
+    assert stored.backed_up_score == computed.backed_up_score + 0.5 and stored.value == computed.value
+    lines, sound = broken.report(False)
+    assert not sound and f"node {root:016x}" in "\n".join(lines)
+    with store.write() as conn:
+        conn.execute(update(NODES).where(NODES.c.book_id == book.id).values(backed_up_score=None))
+    old = verify_minimax(store, book, repair=True)
+    assert len(old.differences) == old.nodes == old.scores_missing() and old.repaired
+    assert f"{old.nodes} of the nodes that differ only lack their backed-up score" in "\n".join(old.report(True)[0])
+    assert broken.scores_missing() == 0
+    assert verify_minimax(store, book).clean
 
 
 def test_a_nodes_mean_score_is_its_own_searchs(store, compiled_engine):
@@ -553,6 +658,9 @@ def test_gtp_analysis_in_a_book_position_shows_the_book_moves_values(store, comp
     assert lines == {c.vertex: (c.visits, pytest.approx(c.value, abs=1e-6), pytest.approx(c.lcb, abs=1e-6))
                      for c in found.candidates}
     assert all(c.visits > 0 and c.lcb < c.value for c in found.candidates)
+    # their scores are the back-up's, for Black (to move): the score of each move's line
+    leads = dict(re.findall(r"info move (\S+) .*?scoreLead (\S+)", kata.replace("info", "\ninfo")))
+    assert leads == {c.vertex: f"{c.backed_up_score:.2f}" for c in found.candidates}
 
 
 def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_engine):
@@ -569,6 +677,8 @@ def test_the_cli_builds_looks_up_and_verifies_a_minimax_book(tmp_path, compiled_
 
     doc = json.loads(run("lookup", "--book", "mm", "", "--json").stdout)
     assert doc["in_book"] and doc["candidates"] and all(c["lcb"] <= c["value"] <= c["ucb"] for c in doc["candidates"])
+    assert all(re.fullmatch(r"[BW]\+\d+\.\d|0", c["backed_up_result"]) for c in doc["candidates"])
+    assert all(f" {c['backed_up_result']} " in looked.stdout for c in doc["candidates"])
     checked = run("verify", "--book", "mm")
     assert checked.returncode == 0 and "matches the stored searches" in checked.stdout
     from sqlalchemy import update
@@ -633,6 +743,7 @@ def test_export_writes_the_minimax_values(store, compiled_engine):
 
     from obook.book.kinds import book_kind
     from obook.book.library import lookup
+    from obook.book.lookup import score_as_result
 
     book = minimax_book(store)
     expand(store, book, 4)
@@ -644,6 +755,7 @@ def test_export_writes_the_minimax_values(store, compiled_engine):
     best = found.candidates[0]
     assert first.get_raw("SBKV").decode() == f"{100 * best.value:.1f}"  # Black moves first
     assert "minimax" in first.get("C") and f"mean score {best.score_mean:+.1f}" in first.get("C")
+    assert f"score {score_as_result(best.backed_up_score, True)}," in first.get("C")
 
 
 def test_a_node_with_many_book_moves_costs_more_to_widen():
@@ -661,6 +773,7 @@ def test_the_service_shows_a_minimax_book(store, store_url, compiled_engine):
 
     from api.app import create_app
     from obook.book.library import lookup
+    from obook.book.lookup import score_as_result
     from obook.config import Settings
 
     book = minimax_book(store)
@@ -675,6 +788,10 @@ def test_the_service_shows_a_minimax_book(store, store_url, compiled_engine):
         shown = {c["move"]: (c["visits"], c["score_mean"]) for c in answer["candidates"]}
         assert shown == {c.vertex: (c.visits, round(c.score_mean, 3) if c.score_mean is not None else None)
                          for c in expected.candidates}
+        scores = {c["move"]: (c["backed_up_score"], c["backed_up_result"]) for c in answer["candidates"]}
+        assert scores == {c.vertex: (round(c.backed_up_score, 3), score_as_result(c.backed_up_score, True))
+                          for c in expected.candidates}
+        assert None not in scores.values() and answer["backed_up_score"] == round(expected.backed_up_score, 3)
         expand(store, book, 1)  # the answer follows the book as it grows
         again = client.get(f"/v1/books/{book.name}/lookup", params={"moves": ""}).json()
         assert again["value"] == pytest.approx(lookup(store, book, "").value)
