@@ -1,4 +1,5 @@
-"""Seeded random games for the rule tests (Python-level, so every move can be inspected)."""
+"""Seeded random games for the rule tests (Python-level, so every move can be inspected), and finished
+games built from diagrams."""
 
 from __future__ import annotations
 
@@ -48,3 +49,32 @@ def claim_game(conn, book_id: int, owner: str, lease_seconds: float, game_id: in
 
     taken = claim(conn, GAME_JOBS, book_id, owner, lease_seconds, game_id)
     return get_game(conn, taken) if taken is not None else None
+
+
+# Black's E1 is in atari; its only liberty D1 is an eye of Black's (C1, D2, E1). Black to move connects
+# there and E1 lives; White to move captures it (a ko Black cannot take back at once) and then connects
+# at E1. GNU Go 3.8 (--chinese-rules, komi 0.5): Black to move W+1.5, no dead stones; White to move
+# W+5.5, dead E1. Playouts alone cannot tell (E1 is a ko in them: Black owns it in about half):
+# they called it dead or alive by the seed, whoever was to move (W+4.5 or W+1.5 either way).
+ATARI_IN_OWN_EYE = """
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O . . .
+    . . X O O O O
+    . . X X O . .
+    . . X . X O .
+    """
+
+
+def moves_to(diagram: str, to_move: str) -> list[str]:
+    """Moves that build ``diagram`` (Black's and White's stones alternating, passes when one side has
+    none left) and end with two passes with ``to_move`` to move."""
+    position = Position.from_ascii(diagram, to_move="B")
+    black = [position.vertex(p) for p in position.stones(rules.BLACK)]
+    white = [position.vertex(p) for p in position.stones(rules.WHITE)]
+    moves = []
+    while black or white:
+        moves += [black.pop(0) if black else "pass", white.pop(0) if white else "pass"]
+    moves += ["pass", "pass"] if to_move == "B" else ["pass", "pass", "pass"]
+    return moves

@@ -358,7 +358,22 @@ class GTPEngine(GTPProtocol):
         return self._status_cache[1]
 
     def cmd_final_score(self, args: list[str]) -> str:
-        score = final_score(self.position, self._stone_status())
+        """The count after playing the game on until it is settled (``stone_status``); the log names
+        the moves played on and the strings whose fate is still open, so that a count that is a
+        guess does not pass for a sure one."""
+        status = self._stone_status()
+        score = final_score(self.position, status)
+        size = self.position.size
+        if status.played_on:
+            moves = " ".join(f"{COLOR_WORDS[c][0].upper()} {format_vertex(p, size)}" for c, p in status.played_on)
+            print(f"obook gtp: final_score: the game played on before the count: {moves}", file=self.log, flush=True)
+        if status.uncertain or status.open_ground:
+            strings = "; ".join(" ".join(format_vertex(p, size) for p in stones) for stones in status.uncertain)
+            why = [f"the fate of {strings} is open (its colour owns it in 25-75% of the playouts)"] if strings else []
+            if status.open_ground:
+                why.append(f"{len(status.open_ground)} empty points are nobody's yet")
+            print(f"obook gtp: final_score: the board is not settled, so the count is a guess: {'; '.join(why)}",
+                  file=self.log, flush=True)
         return f"B+{score:g}" if score > 0 else f"W+{-score:g}" if score < 0 else "0"
 
     def cmd_final_status_list(self, args: list[str]) -> str:

@@ -8,21 +8,28 @@ strings in a simple seki are recognised from the board before the playouts are c
 
 ``final_area``/``final_score`` are the one count of a finished game (GTP ``final_score``, the result of
 a self-play game): a dead stone is a point of the side that captures it.
+
+Two passes do not always leave a settled board: a string in atari whose only liberty is an eye of its
+own side lives if its side is to move (it connects) and dies otherwise; a capture may still be
+pending; neutral points may be left. GNU Go plays such a game on before it counts; ``stone_status``
+does the same with a conservative policy (``play_on``) and counts the board it reaches, and it names
+the strings whose fate the playouts still leave open (``StoneStatus.uncertain``) rather than hide them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from obook.go.board import BLACK, EMPTY, WHITE, WIDTH, copy_board, new_board
+from obook.go.board import BLACK, BORDER, EMPTY, PASS, WHITE, WIDTH, copy_board, new_board
 from obook.jit import hot
 from obook.playout.policies import POLICY_NAMES, new_scratch, playout
 from obook.go.position import Position
 from obook.rng import make_rng
 
 ALIVE, DEAD, SEKI = "alive", "dead", "seki"
+UNCERTAIN_OWNERSHIP = 0.5  # a string its colour owns in 25-75% of the playouts has an open fate
 
 
 @hot
@@ -80,10 +87,22 @@ def black_scores(position: Position, playouts: int = 100, policy: str = "atari50
 
 @dataclass
 class StoneStatus:
-    """Every string of the board with its status, and the ownership that decided it."""
+    """Every string of the board with its status, and the ownership that decided it.
+
+    When the board had to be played on before it could be counted (``play_on``), ``counted`` is the
+    board reached, ``counted_dead`` its dead stones and ``ownership`` its ownership; the statuses are
+    still those of the strings on the board asked about (a string captured while playing on is dead).
+    ``uncertain``: strings of the counted board whose colour owns them in between 25% and 75% of the
+    playouts, whose status (and so the count) is a guess; ``open_ground``: its empty points whose
+    owner is not decided yet (``open_points``). Either says the board was not settled."""
 
     strings: list[tuple[int, list[int], str]]  # (colour, stones, status)
     ownership: np.ndarray
+    counted: Position | None = None
+    counted_dead: set[int] = field(default_factory=set)
+    played_on: list[tuple[int, int]] = field(default_factory=list)  # (colour, point), passes included
+    uncertain: list[list[int]] = field(default_factory=list)
+    open_ground: list[int] = field(default_factory=list)  # of the counted board (``open_points``)
 
     def stones(self, status: str) -> list[list[int]]:
         return [stones for _, stones, s in self.strings if s == status]
@@ -92,13 +111,41 @@ class StoneStatus:
         return {p for _, stones, s in self.strings if s == DEAD for p in stones}
 
 
-def stone_status(position: Position, playouts: int = 1000, policy: str = "atari50", seed: int = 1) -> StoneStatus:
-    """Each string is in seki (see ``seki_strings``), dead when its colour owns its stones in
-    fewer than half the playouts, or alive."""
+def stone_status(position: Position, playouts: int = 1000, policy: str = "atari50", seed: int = 1,
+                 settle: bool = True) -> StoneStatus:
+    """The status of each string (``board_status``), after playing the game on until it is settled
+    (``play_on``) when ``settle``: the side to move may still connect a string in atari or capture
+    one, and neutral points are filled, as GNU Go does before it counts."""
+    status = board_status(position, playouts, policy, seed)
+    if not settle:
+        return status
+    lost = {p for color, stones in board_strings(position)
+            if (1.0 if color == BLACK else -1.0) * float(np.mean(status.ownership[stones])) < -UNCERTAIN_OWNERSHIP
+            for p in stones}
+    counted = play_on(position, status.dead_points(), lost, playouts=max(64, playouts // 4), policy=policy, seed=seed)
+    if not any(point >= 0 for _, point in counted.moves[len(position.moves):]):
+        status.open_ground = open_points(position, status.dead_points())
+        return status
+    after = board_status(counted, playouts, policy, seed)
+    status_at = {p: s for _, stones, s in after.strings for p in stones}
+    strings = []
+    for color, stones in board_strings(position):
+        if any(int(counted.board.color[p]) != color for p in stones):
+            strings.append((color, stones, DEAD))
+        else:
+            strings.append((color, stones, status_at[stones[0]]))
+    return StoneStatus(strings, after.ownership, counted, after.dead_points(), counted.moves[len(position.moves):],
+                       after.uncertain, open_points(counted, after.dead_points()))
+
+
+def board_status(position: Position, playouts: int = 1000, policy: str = "atari50", seed: int = 1) -> StoneStatus:
+    """Each string of the board as it stands is in seki (see ``seki_strings``), dead when its colour
+    owns its stones in fewer than half the playouts, or alive."""
     ownership = estimate_ownership(position, playouts, policy, seed)
     strings = board_strings(position)
     seki = seki_strings(position, strings)
     result = []
+    uncertain = []
     for color, stones in strings:
         if stones[0] in seki:
             status = SEKI
@@ -106,8 +153,161 @@ def stone_status(position: Position, playouts: int = 1000, policy: str = "atari5
             sign = 1.0 if color == BLACK else -1.0
             mean = sign * float(np.mean(ownership[stones]))
             status = DEAD if mean < 0.0 else ALIVE
+            if abs(mean) < UNCERTAIN_OWNERSHIP:
+                uncertain.append(stones)
         result.append((color, stones, status))
-    return StoneStatus(result, ownership)
+    return StoneStatus(result, ownership, uncertain=uncertain)
+
+
+def play_on(position: Position, dead: set[int], lost: set[int] = frozenset(), limit: int | None = None,
+            playouts: int = 250, policy: str = "atari50", seed: int = 1) -> Position:
+    """A copy of ``position`` played on from the side to move with ``conservative_move`` for both
+    sides until two passes (at most ``limit`` moves, the number of points by default, and no
+    position twice): GNU Go's ``final_score`` plays a finished game on the same way
+    (``genmove_conservative``, then its aftermath) before it counts. ``dead`` are the stones
+    playouts found dead on ``position``; they decide which empty points are nobody's. ``lost``:
+    stones whose colour owns them in fewer than a quarter of the playouts, not worth a move to
+    save. ``playouts`` (``policy``, ``seed``) judge between urgent moves when there are several."""
+    board = position.copy()
+    color = position.to_move
+    limit = position.size * position.size if limit is None else limit
+    passes = 0
+    seen = {(board.stone_key, color)}
+
+    def value(after: Position, mover: int) -> float:
+        mean = float(np.mean(black_scores(after, playouts, policy, seed)))
+        return mean if mover == BLACK else -mean
+
+    for _ in range(limit):
+        if passes >= 2:
+            break
+        dead = {p for p in dead if int(board.board.color[p]) in (BLACK, WHITE)}
+        move = conservative_move(board, color, dead, lost, value)
+        board.play(move, color)
+        passes = passes + 1 if move == PASS else 0
+        color = BLACK + WHITE - color
+        if move != PASS and (board.stone_key, color) in seen:
+            break  # a cycle of captures: what the playouts say of the board reached decides
+        seen.add((board.stone_key, color))
+    return board
+
+
+def conservative_move(position: Position, color: int, dead: set[int], lost: set[int] = frozenset(),
+                      value=None) -> int:
+    """The move that settles the board without taking a risk, or a pass.
+
+    Urgent first (``urgent_moves``): save a string of ``color`` in atari or capture one of the
+    opponent's whose liberty is an eye of its own; whoever moves first there decides it. With
+    several, ``value(position after, color)`` (``color``'s mean score over playouts) picks the
+    best: saving a stone and capturing one that holds a group's eye are not worth the same. Then
+    capture the largest dead string in atari (no hurry: it is dead anyway); another string in atari
+    is part of a fight this policy cannot read (taking it could save a dead group around it). Then
+    fill a dame point (``dame_points``) without putting itself in atari."""
+    strings = board_strings(position)
+    libs = [liberties(position, stones) for _, stones in strings]
+    urgent = urgent_moves(position, color, lost, strings, libs)
+    if len(urgent) > 1 and value is not None:
+        def after(point: int) -> float:
+            trial = position.copy()
+            trial.play(point, color)
+            return value(trial, color)
+
+        return max(urgent, key=after)
+    if urgent:
+        return urgent[0]
+    captures = sorted((len(stones), -min(lib)) for (c, stones), lib in zip(strings, libs)
+                      if c != color and len(lib) == 1 and stones[0] in dead and position.is_legal(min(lib), color))
+    if captures:
+        return -captures[-1][1]
+    for point in dame_points(position, dead):
+        if position.is_legal(point, color) and _liberties_after(position, strings, libs, point, color) >= 2:
+            return point
+    return PASS
+
+
+def urgent_moves(position: Position, color: int, lost: set[int], strings, libs) -> list[int]:
+    """Moves that decide a string in atari (not ``lost``) by who plays first: the liberty of a
+    string of ``color``'s, when playing it leaves two liberties (its own eye included: a string in
+    atari whose liberty is an eye of its own lives if its side moves first), and the liberty of an
+    opponent's string when that liberty is an eye of the opponent's (it would connect there next).
+    Saves first, then the largest captures, so that without a judge two such kos are settled one
+    each."""
+    saves = []
+    captures = []
+    for (c, stones), lib in zip(strings, libs):
+        if len(lib) != 1 or stones[0] in lost:
+            continue
+        point = min(lib)
+        if not position.is_legal(point, color):
+            continue
+        if c == color and _liberties_after(position, strings, libs, point, color) >= 2:
+            saves.append(point)
+        elif c != color and eye_of(position, point, c):
+            captures.append((len(stones), -point))
+    return saves + [-point for _, point in sorted(captures, reverse=True)]
+
+
+def dame_points(position: Position, dead: set[int]) -> list[int]:
+    """Empty points that touch both colours (``dead`` counted for their capturer) in a region of
+    nobody's whose every point touches a stone: the neutral points left between settled groups.
+    A region with a point that touches no stone is open ground, not dame: filling it would be
+    playing the game, not finishing it (``open_points``)."""
+    color = capturers_view(position, dead)
+    return sorted(p for region in _neutral_regions(position, color) if not _has_interior(position, color, region)
+                  for p in region if _touches(position, color, p) == {BLACK, WHITE})
+
+
+def open_points(position: Position, dead: set[int]) -> list[int]:
+    """Empty points of nobody's in a region with a point that touches no stone: ground still open,
+    whose owner only playing on would decide."""
+    color = capturers_view(position, dead)
+    return sorted(p for region in _neutral_regions(position, color) if _has_interior(position, color, region)
+                  for p in region)
+
+
+def _neutral_regions(position: Position, color: dict[int, int]) -> list[list[int]]:
+    area = area_map(position, color)
+    seen: set[int] = set()
+    regions = []
+    for p in sorted(area):
+        if area[p] != EMPTY or p in seen:
+            continue
+        region = _flood(position, p, lambda q: area.get(q) == EMPTY)
+        seen.update(region)
+        regions.append(region)
+    return regions
+
+
+def _touches(position: Position, color: dict[int, int], point: int) -> set[int]:
+    w = position.size + 2
+    return {color.get(q) for q in (point - w, point - 1, point + 1, point + w)} & {BLACK, WHITE}
+
+
+def _has_interior(position: Position, color: dict[int, int], region: list[int]) -> bool:
+    return any(not _touches(position, color, p) for p in region)
+
+
+def eye_of(position: Position, point: int, color: int) -> bool:
+    """Every neighbour of ``point`` on the board is a stone of ``color``."""
+    w = position.size + 2
+    board = position.board
+    return all(int(board.color[q]) in (color, BORDER) for q in (point - w, point - 1, point + 1, point + w))
+
+
+def _liberties_after(position: Position, strings, libs, point: int, color: int) -> int:
+    """Liberties of ``color``'s string at ``point`` once played there (a capture counts as two)."""
+    w = position.size + 2
+    board = position.board
+    around = (point - w, point - 1, point + 1, point + w)
+    after = {q for q in around if int(board.color[q]) == EMPTY}
+    for (c, stones), lib in zip(strings, libs):
+        if not any(q in around for q in stones):
+            continue
+        if c == color:
+            after |= lib
+        elif lib == {point}:
+            return 2
+    return len(after - {point})
 
 
 def board_strings(position: Position) -> list[tuple[int, list[int]]]:
@@ -238,8 +438,11 @@ def area_count(position: Position, color: dict[int, int]) -> tuple[int, int]:
 
 def final_score(position: Position, status: StoneStatus) -> float:
     """Black's final area minus White's minus komi, the dead stones of ``status`` counted for their
-    capturer (``final_area``)."""
-    black, white = final_area(position, status.dead_points())
+    capturer (``final_area``), on the board ``status`` played on to (``StoneStatus.counted``) if any."""
+    if status.counted is not None:
+        black, white = final_area(status.counted, status.counted_dead)
+    else:
+        black, white = final_area(position, status.dead_points())
     return black - white - position.komi
 
 

@@ -14,6 +14,7 @@ from obook.gtp.engine import GTPEngine
 from obook.gtp.protocol import format_response, parse_command_line
 from obook.go.position import Position
 from obook.go.sgf import game_to_sgf, read_sgf
+from tests.helpers import ATARI_IN_OWN_EYE, moves_to
 
 FAST = "algorithm=flat,playouts=200,seed=7"
 
@@ -595,3 +596,33 @@ def test_kata_get_and_set_param_change_the_move_budget_and_name_what_is_fixed():
         assert answer.startswith("?") and message in answer, (command, answer)
     assert engine.handle("kata-get-param maxVisits") == "= 120\n\n"
     assert engine.handle("kata-set-param maxTime 0.5") == "=\n\n" and engine.handle("kata-get-param maxTime") == "= 0.5\n\n"
+
+
+@pytest.mark.parametrize("to_move,score,dead,played", [("B", "W+1.5", "", "B D1 W pass B pass"),
+                                                        ("W", "W+5.5", "E1", "W D1 B pass W E1 B pass W pass")])
+def test_final_score_plays_on_a_string_in_atari_in_its_own_eye_as_the_side_to_move_would(to_move, score, dead, played):
+    log = io.StringIO()
+    engine = GTPEngine(FAST, size=7, komi=0.5, log=log, ownership_playouts=1000)
+    moves = moves_to(ATARI_IN_OWN_EYE, to_move)
+    for index, move in enumerate(moves):
+        ok(engine, f"play {'b' if index % 2 == 0 else 'w'} {move}")
+    assert ok(engine, "final_score") == score  # GNU Go 3.8 agrees (tests/playout/test_ownership.py)
+    assert ok(engine, "final_status_list dead") == dead
+    assert f"played on before the count: {played}" in log.getvalue()
+    assert len(engine.position.moves) == len(moves)
+    assert "not settled" not in log.getvalue()
+
+
+def test_final_score_on_an_open_board_answers_and_says_it_is_a_guess(tmp_path):
+    log = io.StringIO()
+    engine = GTPEngine(FAST, size=9, komi=7.5, log=log, ownership_playouts=400)
+    for command in ("play b E5", "play w E6", "play b D6", "play w D7", "play b pass", "play w pass"):
+        ok(engine, command)
+    assert ok(engine, "final_score")[:2] in ("B+", "W+")
+    assert "the board is not settled, so the count is a guess" in log.getvalue()
+    assert "empty points are nobody's yet" in log.getvalue()
+    settled = io.StringIO()
+    engine = GTPEngine(FAST, size=9, komi=7.5, log=settled, ownership_playouts=400)
+    load(engine, tmp_path, SEKI, to_move="B", komi=0.5)
+    assert ok(engine, "final_score") == "B+30.5"
+    assert "not settled" not in settled.getvalue() and "played on" not in settled.getvalue()

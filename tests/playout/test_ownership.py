@@ -5,16 +5,19 @@ dead stones counted for their capturer, checked against GNU Go's ``final_status_
 import numpy as np
 import pytest
 
-from obook.go.board import BLACK, WHITE
+from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
+from tests.helpers import ATARI_IN_OWN_EYE, moves_to
 from obook.playout.ownership import (
     ALIVE,
     DEAD,
     SEKI,
+    board_status,
     board_strings,
     estimate_ownership,
     final_area,
     final_score,
+    play_on,
     stone_status,
 )
 
@@ -120,11 +123,15 @@ def test_final_count_gives_dead_stones_and_their_points_to_the_capturer():
 
 def test_a_dead_stone_beside_a_neutral_point_is_still_the_capturers():
     position = Position.from_ascii(DEAD_BESIDE_DAME, to_move="B", komi=0.5)
-    status = stone_status(position, playouts=400, seed=3)
+    status = board_status(position, playouts=400, seed=3)
     assert vertices(position, status.dead_points()) == ["B1"]
     assert final_area(position, status.dead_points()) == (20, 28)
     assert final_score(position, status) == pytest.approx(-8.5)
     assert 20 + 28 == 7 * 7 - 1  # C1 alone is nobody's
+    # Played on before it is counted, Black (to move) fills C1 first: one point more.
+    settled = stone_status(position, playouts=400, seed=3)
+    assert vertices(position, settled.dead_points()) == ["B1"]
+    assert final_score(position, settled) == pytest.approx(-7.5)
 
 
 def test_a_dead_group_counts_for_the_capturer_point_by_point():
@@ -262,8 +269,9 @@ def test_dead_stone_beside_a_neutral_point_against_gnu_go(gnugo_path):
     score, dead = gnugo_final(gnugo_path, 7, 0.5, stones=stones, to_move="black")
     assert dead == vertices(position, status.dead_points()) == ["B1"]
     # GNU Go plays the game on before it counts (finish_and_score_game, then the aftermath): Black,
-    # to move, fills the neutral C1, one point more than the board as it stands gives Black.
-    assert score == score_text(final_score(position, status) + 1) == "W+7.5"
+    # to move, fills the neutral C1, one point more than the board as it stands gives Black; so does
+    # stone_status.
+    assert score == score_text(final_score(position, status)) == "W+7.5"
 
 
 # Finished games with dead stones on the board: random openings (30% of the points) that GNU Go level
@@ -285,3 +293,48 @@ def test_finished_games_with_dead_stones_score_as_gnu_go_scores_them(gnugo_path,
     assert len(dead) >= 5
     assert vertices(position, status.dead_points()) == dead
     assert score_text(final_score(position, status)) == score
+
+
+@pytest.mark.parametrize("to_move,dead,score", [("B", [], -1.5), ("W", ["E1"], -5.5)])
+def test_a_string_in_atari_in_its_own_eye_lives_when_its_side_is_to_move(to_move, dead, score):
+    position = Position.from_moves(moves_to(ATARI_IN_OWN_EYE, to_move), size=7, komi=0.5)
+    assert position.to_move == (BLACK if to_move == "B" else WHITE) and position.is_over
+    for seed in (1, 2, 3):
+        status = stone_status(position, playouts=1000, seed=seed)
+        assert vertices(position, status.dead_points()) == dead, seed
+        assert final_score(position, status) == pytest.approx(score), seed
+    assert len(position.moves) == len(moves_to(ATARI_IN_OWN_EYE, to_move))  # the game itself is not played on
+
+
+def test_playing_on_connects_captures_and_fills_neutral_points_then_passes_twice():
+    black_to_move = Position.from_moves(moves_to(ATARI_IN_OWN_EYE, "B"), size=7, komi=0.5)
+    played = play_on(black_to_move, set()).moves[len(black_to_move.moves):]
+    assert [(color, black_to_move.vertex(p)) for color, p in played] == [(BLACK, "D1"), (WHITE, "pass"), (BLACK, "pass")]
+    white_to_move = Position.from_moves(moves_to(ATARI_IN_OWN_EYE, "W"), size=7, komi=0.5)
+    # White takes E1 in atari in Black's eye whatever the playouts say; Black cannot take the ko back at once.
+    for dead in (set(), {white_to_move.point("E1")}):
+        played = play_on(white_to_move, dead).moves[len(white_to_move.moves):]
+        assert [(color, white_to_move.vertex(p)) for color, p in played] == [
+            (WHITE, "D1"), (BLACK, "pass"), (WHITE, "E1"), (BLACK, "pass"), (WHITE, "pass")]
+    beside_dame = Position.from_ascii(DEAD_BESIDE_DAME, to_move="B", komi=0.5)
+    settled = play_on(beside_dame, {beside_dame.point("B1")})
+    # Black fills the neutral C1, which puts the dead B1 in atari, and takes it off.
+    assert [(color, beside_dame.vertex(p)) for color, p in settled.moves] == [
+        (BLACK, "C1"), (WHITE, "pass"), (BLACK, "A1"), (WHITE, "pass"), (BLACK, "pass")]
+
+
+def test_a_settled_board_is_counted_as_it_stands():
+    position = Position.from_ascii(DEAD_STONES, to_move="B", komi=0.5)
+    status = stone_status(position, playouts=400, seed=3)
+    assert status.counted is None and not status.played_on and not status.uncertain
+
+
+@pytest.mark.gnugo
+@pytest.mark.parametrize("to_move", ["B", "W"])
+def test_gnu_go_agrees_on_the_string_in_atari_in_its_own_eye(gnugo_path, to_move):
+    moves = moves_to(ATARI_IN_OWN_EYE, to_move)
+    position = Position.from_moves(moves, size=7, komi=0.5)
+    status = stone_status(position, playouts=1000, seed=1)
+    score, dead = gnugo_final(gnugo_path, 7, 0.5, moves=moves)
+    assert dead == vertices(position, status.dead_points())
+    assert score == score_text(final_score(position, status))
