@@ -40,8 +40,8 @@ from dataclasses import dataclass
 from obook.book.minimax import (CONSTANTS, Bounds, MinimaxConstants, RootMove, book_edges, chosen_edge,
                                 node_from_row, own_bounds_of)
 from obook.go.board import PASS
-from obook.store.minimax import (changed_bounds, jobs_so_far, last_change, read_index_rows, scheduled_generations,
-                                 scheduled_since)
+from obook.store.minimax import (IndexRow, changed_index_rows, jobs_so_far, last_change, read_index_rows,
+                                 scheduled_generations, scheduled_since)
 
 COLOURS = (0, 1)
 
@@ -118,32 +118,30 @@ class ReachIndex:
             self.taken.update(scheduled_generations(conn, self.book_id, [self.root]))
             review |= self._read(conn, [self.root])
         else:
-            rows, self.seq = changed_bounds(conn, self.book_id, self.seq)
+            # every changed node is read in full, in one query: the new ones (an expansion's child, most
+            # often reached at once) are not yet known as anybody's child; those no path reaches are
+            # dropped with the others
+            rows, self.seq = changed_index_rows(conn, self.book_id, self.seq)
             for _, key, generation in self._new_jobs(conn):
                 self.job_count += 1
                 if key in self.nodes or key == self.root:
                     self.taken[key] = max(self.taken.get(key, -1), generation)
-            reread = []
-            for key, value, lcb, ucb in rows:
-                if key in self.nodes or key in self.parents:
-                    self.values[key] = Bounds(value, lcb, ucb)
-                    review.update(self.parents.get(key, ()))  # a child's value may change its parent's book move
-                    reread.append(key)  # a held node, or a held node's child: most often a new one, soon reached
-                elif key == self.root:
-                    reread.append(key)
-            review |= self._read(conn, reread)
+            for key in rows:
+                review.update(self.parents.get(key, ()))  # a child's value may change its parent's book move
+            review |= self._hold(rows)
         for colour in COLOURS:
             self._repair(conn, colour, review)
-        if len(self.nodes) > self._reached() + self.slack:
+        if len(self.nodes) > self.slack and len(self.nodes) > self._reached() + self.slack:
             self._forget_unreached()
         return self.rows_read
 
     def _read(self, conn: Connection, keys) -> set[int]:
         """Read ``keys`` in full (held or newly reached); returns those whose rule may have changed (a
         new search or new edges, or newly held)."""
-        if not keys:
-            return set()
-        rows = read_index_rows(conn, self.book_id, keys)
+        return self._hold(read_index_rows(conn, self.book_id, keys)) if keys else set()
+
+    def _hold(self, rows: dict[int, IndexRow]) -> set[int]:
+        """Hold the nodes read (``_read``)."""
         self.rows_read += len(rows)
         touched = set()
         for key, found in rows.items():

@@ -246,8 +246,6 @@ def changed_nodes(conn: Connection, book_id: int, since: int) -> tuple[list[Node
 
 
 _CHILD_OF_EDGE = NODES.alias("edge_child")
-_CHANGED_BOUNDS = select(NODES.c.position_key, NODES.c.value, NODES.c.lcb, NODES.c.ucb, NODES.c.seq).where(
-    NODES.c.book_id == bindparam("book"), NODES.c.seq > bindparam("since"))
 _GENERATIONS = select(JOBS.c.position_key, func.max(JOBS.c.generation)).where(
     JOBS.c.book_id == bindparam("book"), JOBS.c.position_key.in_(bindparam("keys", expanding=True))).group_by(
     JOBS.c.position_key)
@@ -264,42 +262,56 @@ class IndexRow:
     taken: int | None
 
 
-_INDEX_ROWS = select(NODES, select(func.max(JOBS.c.generation)).where(
+_INDEX_NODES = select(NODES, select(func.max(JOBS.c.generation)).where(
     JOBS.c.book_id == NODES.c.book_id, JOBS.c.position_key == NODES.c.position_key).scalar_subquery().label(
-    "taken_generation"), EDGES.c.move, EDGES.c.child_key, EDGES.c.prior, _CHILD_OF_EDGE.c.value.label("child_value"),
-    _CHILD_OF_EDGE.c.lcb.label("child_lcb"), _CHILD_OF_EDGE.c.ucb.label("child_ucb")).select_from(
-    NODES.outerjoin(EDGES, (EDGES.c.book_id == NODES.c.book_id) & (EDGES.c.parent_key == NODES.c.position_key))
-    .outerjoin(_CHILD_OF_EDGE, (_CHILD_OF_EDGE.c.book_id == EDGES.c.book_id)
-               & (_CHILD_OF_EDGE.c.position_key == EDGES.c.child_key))).where(
-    NODES.c.book_id == bindparam("book"), NODES.c.position_key.in_(bindparam("keys", expanding=True)))
+    "taken_generation"))
+_INDEX_NODES_BY_KEY = _INDEX_NODES.where(NODES.c.book_id == bindparam("book"),
+                                         NODES.c.position_key.in_(bindparam("keys", expanding=True)))
+_INDEX_NODES_CHANGED = _INDEX_NODES.where(NODES.c.book_id == bindparam("book"), NODES.c.seq > bindparam("since"))
+# the nodes' edges with their children's bounds, by the edges' primary key: a statement of its own, not a
+# join of the nodes' statement, whose plan (a hash join over every edge of the book) the planner chose on
+# stale statistics
+_INDEX_EDGES = select(EDGES.c.parent_key, EDGES.c.move, EDGES.c.child_key, EDGES.c.prior, _CHILD_OF_EDGE.c.value,
+                      _CHILD_OF_EDGE.c.lcb, _CHILD_OF_EDGE.c.ucb).select_from(EDGES.outerjoin(
+    _CHILD_OF_EDGE, (_CHILD_OF_EDGE.c.book_id == EDGES.c.book_id)
+    & (_CHILD_OF_EDGE.c.position_key == EDGES.c.child_key))).where(
+    EDGES.c.book_id == bindparam("book"), EDGES.c.parent_key.in_(bindparam("keys", expanding=True)))
 
 
 def read_index_rows(conn: Connection, book_id: int, keys) -> dict[int, IndexRow]:
-    """``IndexRow`` of those of ``keys`` that are in the book, in one query a thousand keys."""
+    """``IndexRow`` of those of ``keys`` that are in the book, in two queries a thousand keys."""
     keys = [to_signed(k) for k in keys]
     out: dict[int, IndexRow] = {}
     for start in range(0, len(keys), 1000):
-        for row in conn.execute(_INDEX_ROWS, {"book": book_id, "keys": keys[start:start + 1000]}):
-            key = to_unsigned(row.position_key)
-            found = out.get(key)
-            if found is None:
-                found = out[key] = IndexRow(_node_row(row), {}, row.taken_generation)
-            if row.move is not None:
-                child = to_unsigned(row.child_key)
-                found.node.edges[row.move] = (child, row.prior)
-                if row.child_value is not None:
-                    found.children[child] = (row.child_value, row.child_lcb, row.child_ucb)
+        _index_rows(conn, book_id, conn.execute(_INDEX_NODES_BY_KEY, {"book": book_id, "keys": keys[start:start + 1000]}),
+                    out)
     return out
 
 
-def changed_bounds(conn: Connection, book_id: int, since: int) -> tuple[list[tuple[int, float, float, float]], int]:
-    """(key, value, lcb, ucb) of the nodes written after change ``since``, and the last change seen:
-    ``changed_nodes`` without the searches and edges, for a reader that holds only some nodes."""
-    out, last = [], since
-    for key, value, lcb, ucb, seq in conn.execute(_CHANGED_BOUNDS, {"book": book_id, "since": since}):
-        out.append((to_unsigned(key), value, lcb, ucb))
-        last = max(last, seq)
-    return out, last
+def changed_index_rows(conn: Connection, book_id: int, since: int) -> tuple[dict[int, IndexRow], int]:
+    """``IndexRow`` of the nodes written after change ``since``, and the last change seen: what a
+    scheduler that saw the book at ``since`` must read (``ix_minimax_nodes_book_seq``)."""
+    out: dict[int, IndexRow] = {}
+    return out, _index_rows(conn, book_id, conn.execute(_INDEX_NODES_CHANGED, {"book": book_id, "since": since}),
+                            out, since)
+
+
+def _index_rows(conn: Connection, book_id: int, rows, out: dict[int, IndexRow], last: int = 0) -> int:
+    new = []
+    for row in rows:
+        key = to_unsigned(row.position_key)
+        out[key] = IndexRow(_node_row(row), {}, row.taken_generation)
+        new.append(row.position_key)
+        last = max(last, row.seq)
+    for start in range(0, len(new), 1000):
+        for parent, move, child, prior, value, lcb, ucb in conn.execute(
+                _INDEX_EDGES, {"book": book_id, "keys": new[start:start + 1000]}):
+            found = out[to_unsigned(parent)]
+            child = to_unsigned(child)
+            found.node.edges[move] = (child, prior)
+            if value is not None:
+                found.children[child] = (value, lcb, ucb)
+    return last
 
 
 def scheduled_generations(conn: Connection, book_id: int, keys) -> dict[int, int]:
