@@ -27,7 +27,6 @@ cancels the search and nothing is written.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 from dataclasses import dataclass

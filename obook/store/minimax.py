@@ -227,24 +227,6 @@ def last_change(conn: Connection, book_id: int) -> int:
     return conn.execute(_LAST_CHANGE, {"b_book": book_id}).scalar_one() or 0
 
 
-def changed_nodes(conn: Connection, book_id: int, since: int) -> tuple[list[NodeRow], int]:
-    """The nodes written after change ``since`` (their searches, edges and figures), and the last
-    change seen: what a scheduler that saw the book at ``since`` must read (``ix_minimax_nodes_book_seq``)."""
-    rows = conn.execute(select(NODES).where(NODES.c.book_id == book_id, NODES.c.seq > since))
-    nodes, last = {}, since
-    for row in rows:
-        node = _node_row(row)
-        nodes[node.key] = node
-        last = max(last, row.seq)
-    keys = [to_signed(k) for k in nodes]
-    for start in range(0, len(keys), 500):
-        for parent, move, child, prior in conn.execute(select(EDGES.c.parent_key, EDGES.c.move, EDGES.c.child_key,
-                                                              EDGES.c.prior).where(
-                EDGES.c.book_id == book_id, EDGES.c.parent_key.in_(keys[start:start + 500]))):
-            nodes[to_unsigned(parent)].edges[move] = (to_unsigned(child), prior)
-    return list(nodes.values()), last
-
-
 _CHILD_OF_EDGE = NODES.alias("edge_child")
 _GENERATIONS = select(JOBS.c.position_key, func.max(JOBS.c.generation)).where(
     JOBS.c.book_id == bindparam("book"), JOBS.c.position_key.in_(bindparam("keys", expanding=True))).group_by(
