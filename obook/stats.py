@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 
 def wilson_interval(successes: float, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
@@ -15,3 +16,46 @@ def wilson_interval(successes: float, trials: int, z: float = 1.959963984540054)
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
     return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def logistic_score(elo: float) -> float:
+    """The expected score of a player ``elo`` logistic Elo points stronger than its opponent."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # a pair's mean score: 0, 1/2, 1, 3/2 or 2 points of 2
+
+
+def pentanomial(pairs: Sequence[float]) -> list[int]:
+    """How many colour-swapped game pairs scored each of ``PAIR_SCORES`` (fishtest's counts)."""
+    counts = [0] * len(PAIR_SCORES)
+    for score in pairs:
+        counts[min(range(len(PAIR_SCORES)), key=lambda i: abs(PAIR_SCORES[i] - score))] += 1
+    return counts
+
+
+def sprt_llr(counts: Sequence[int], elo0: float, elo1: float) -> float:
+    """The log-likelihood ratio of H1 (``elo1``) against H0 (``elo0``) given pentanomial ``counts``.
+
+    Fishtest's generalised SPRT: the pairs' mean score is treated as normal with the sample's
+    variance (Van den Bergh's approximation), each count regularised by 1e-3 so that a run of one
+    outcome has a variance. Pairs, not games, because each pair plays both colours: the colour's
+    advantage (large in 9x9 Go) leaves the variance, and the test needs fewer games."""
+    regularised = [c + 1e-3 for c in counts]
+    n = sum(regularised)
+    mean = sum(c * s for c, s in zip(regularised, PAIR_SCORES)) / n
+    variance = sum(c * (s - mean) ** 2 for c, s in zip(regularised, PAIR_SCORES)) / n
+    real_pairs = sum(counts)
+    if real_pairs == 0:
+        return 0.0
+    s0, s1 = logistic_score(elo0), logistic_score(elo1)
+    return real_pairs * ((mean - s0) ** 2 - (mean - s1) ** 2) / (2.0 * variance)
+
+
+def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
+    """The log-likelihood ratios at which a sequential test stops: accept H0 at or below the
+    first, H1 at or above the second (Wald), for false positive ``alpha`` and false negative
+    ``beta`` rates."""
+    if not (0 < alpha < 1 and 0 < beta < 1):
+        raise ValueError("alpha and beta must lie strictly between 0 and 1")
+    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)

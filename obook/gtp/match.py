@@ -469,12 +469,14 @@ def run_match(
     a: EngineSpec,
     b: EngineSpec,
     settings: MatchSettings,
-    on_game: Callable[[GameRecord], None] | None = None,
+    on_game: Callable[[GameRecord], bool | None] | None = None,
 ) -> tuple[MatchSummary, list[GameRecord]]:
     """Play ``settings.games`` games, ``settings.parallel`` at a time (each game borrows one of
     ``parallel`` pairs of engine processes); ``on_game`` hears of every finished game, in the order
-    they finish. An interruption (Ctrl-C) or a failed game cancels the games not begun and kills the
-    engines, which ends the games being played."""
+    they finish, and ends the match by returning True (a sequential test that has decided): the
+    games not begun are cancelled; those begun finish, and are reported and counted.
+    An interruption (Ctrl-C) or a failed game cancels the games not begun and kills the engines,
+    which ends the games being played."""
     check_books([a, b], settings)
     if settings.sgf_dir is not None:
         try:
@@ -491,9 +493,12 @@ def run_match(
             try:
                 games += [pool.submit(engines.play, index, settings) for index in range(settings.games)]
                 for game in as_completed(games):
+                    if game.cancelled():
+                        continue
                     records.append(_game_record(game))
-                    if on_game is not None:
-                        on_game(records[-1])
+                    if on_game is not None and on_game(records[-1]) is True:
+                        for rest in games:
+                            rest.cancel()
             except BaseException:
                 for game in games:
                     game.cancel()

@@ -269,3 +269,18 @@ def test_match_refuses_a_book_that_could_never_be_used(tmp_path):
         f"obook: error: engine A ({book_engine(url)}): book 'p' is for 9x9 komi 7.5; this match is 9x9 komi 6.5: "
         "the book would never be used")
     assert not (tmp_path / "games").exists()
+
+
+def test_a_match_ends_when_its_listener_says_so(tmp_path):
+    engine = parse_engine("obook:algorithm=flat,playouts=30,resign_threshold=0,seed=3")
+    heard = []
+
+    def decided(record):
+        heard.append(record.index)
+        return True
+
+    summary, records = run_match(engine, engine, MatchSettings(games=8, size=5, parallel=1, sgf_dir=tmp_path),
+                                 on_game=decided)
+    # a game a free engine pair began before the listener's answer is played out and counted
+    assert heard[0] == 0 and len(heard) <= 2 and [r.index for r in records] == sorted(heard)
+    assert summary.games == len(heard) and len(list(tmp_path.iterdir())) == len(heard)

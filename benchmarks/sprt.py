@@ -1,0 +1,187 @@
+"""Tune a search constant with a sequential test (issue 35, item 4), as fishtest tests chess engines.
+
+Engine A is the default search with ``--test`` options, engine B the default with ``--base``
+options, both at the same ``--budget`` (``playouts=2000`` keeps the test independent of the
+machine's load; ``seconds=0.25`` is the equal-time test a change that costs speed needs). Games
+are played in colour-swapped pairs (game 2i: A is Black, 2i+1: A is White); after every finished
+game the log-likelihood ratio of H1 "A is ``--elo1`` logistic Elo stronger" against H0 "A is
+``--elo0`` stronger" is computed from the complete pairs' pentanomial counts (``obook.stats.sprt_llr``), and
+the test stops when it leaves Wald's bounds for ``--alpha``/``--beta`` (not before ``--min-pairs``
+pairs), or at ``--max-games``.
+
+    python benchmarks/sprt.py --test expand_threshold=4 --budget playouts=2000 --elo0 0 --elo1 15
+
+Every game is appended to ``--out`` (JSON lines with both engines' full configuration, the game's
+SGF saved under ``--out``'s name), so an interrupted test continues where it stopped; ``--report``
+prints each recorded test's state. Each test is identified by its ``--test``, ``--base``, ``--budget``,
+``--size`` and ``--komi``; its bounds may be changed between runs (the LLR is recomputed from the games).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from obook.errors import ObookError
+from obook.gtp.match import MatchSettings, parse_engine, run_match
+from obook.search.config import SearchConfig
+from obook.stats import pentanomial, sprt_bounds, sprt_llr, wilson_interval
+
+DEFAULT_OUT = Path("docs/sprt-results/sprt.jsonl")
+
+
+@dataclasses.dataclass(frozen=True)
+class TestSpec:
+    test: str
+    base: str
+    budget: str
+    size: int = 9
+    komi: float = 7.5
+
+    @property
+    def name(self) -> str:
+        board = "" if (self.size, self.komi) == (9, 7.5) else f" ({self.size}x{self.size}, komi {self.komi:g})"
+        return f"{self.test or 'default'} vs {self.base or 'default'} at {self.budget}{board}"
+
+    def engine(self, options: str) -> str:
+        return "obook:" + ",".join(filter(None, [options, self.budget]))
+
+    def rows(self, out: Path) -> list[dict]:
+        return [r for r in load(out) if key(r) == dataclasses.astuple(self)]
+
+
+def load(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def key(row: dict) -> tuple:
+    return row["test"], row["base"], row["budget"], row.get("size", 9), row.get("komi", 7.5)
+
+
+def game_score(row: dict) -> float:
+    return 1.0 if row["winner"] == "A" else 0.5 if row["winner"] is None else 0.0
+
+
+def pair_scores(rows: list[dict]) -> list[float]:
+    """The mean score of every pair whose two games (numbers 2i and 2i+1) are both recorded."""
+    by_number = {r["game"]: r for r in rows}
+    return [(game_score(by_number[n]) + game_score(by_number[n + 1])) / 2
+            for n in sorted(by_number) if n % 2 == 0 and n + 1 in by_number]
+
+
+@dataclasses.dataclass
+class TestState:
+    games: int
+    score: float
+    interval: tuple[float, float]
+    counts: list[int]
+    llr: float
+    bounds: tuple[float, float]
+
+    pairs_needed: int = 0
+
+    @property
+    def verdict(self) -> str | None:
+        low, high = self.bounds
+        if sum(self.counts) < self.pairs_needed:
+            return None
+        return "H1 (accept)" if self.llr >= high else "H0 (reject)" if self.llr <= low else None
+
+
+def state(rows: list[dict], args: argparse.Namespace) -> TestState:
+    won = sum(game_score(r) for r in rows)
+    counts = pentanomial(pair_scores(rows))
+    return TestState(games=len(rows), score=won / len(rows) if rows else 0.0, interval=wilson_interval(won, len(rows)),
+                     counts=counts, llr=sprt_llr(counts, args.elo0, args.elo1),
+                     bounds=sprt_bounds(args.alpha, args.beta), pairs_needed=args.min_pairs)
+
+
+def run_test(spec: TestSpec, args: argparse.Namespace) -> TestState:
+    rows = spec.rows(args.out)
+    current = state(rows, args)
+    if current.verdict or len(rows) >= args.max_games:
+        return current
+    first = max((r["game"] for r in rows), default=-1) + 1
+    first += first % 2  # a pair starts on an even number, with A as Black
+    a, b = parse_engine(spec.engine(spec.test)), parse_engine(spec.engine(spec.base))
+    engines = {"A": dataclasses.asdict(a.config), "B": dataclasses.asdict(b.config)}
+    sgf_dir = args.out.with_suffix("") / _folder(spec) / f"from-{first:05d}"
+    settings = MatchSettings(games=args.max_games - len(rows), size=args.size, komi=args.komi, parallel=args.parallel,
+                             sgf_dir=sgf_dir)
+    print(f"{spec.name}: {len(rows)} games recorded, LLR {current.llr:.2f} in {_bounds(current)}; playing on",
+          file=sys.stderr, flush=True)
+
+    def record(game) -> bool:
+        row = {"test": spec.test, "base": spec.base, "budget": spec.budget, "size": spec.size, "komi": spec.komi,
+               "game": first + game.index,
+               "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
+               "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engines": engines}
+        with args.out.open("a") as handle:
+            handle.write(json.dumps(row) + "\n")
+        rows.append(row)
+        now = state(rows, args)
+        print(f"  {now.games} games, {now.score:.1%}, LLR {now.llr:.2f}", file=sys.stderr, flush=True)
+        return now.verdict is not None
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    run_match(a, b, settings, on_game=record)
+    return state(rows, args)
+
+
+def _folder(spec: TestSpec) -> str:
+    text = f"{spec.test}--{spec.base}--{spec.budget}--{spec.size}-{spec.komi:g}"
+    return "".join(c if c.isalnum() or c in "=._-" else "_" for c in text)
+
+
+def _bounds(s: TestState) -> str:
+    return f"[{s.bounds[0]:.2f}, {s.bounds[1]:.2f}]"
+
+
+def describe(spec: TestSpec, s: TestState) -> str:
+    low, high = s.interval
+    return (f"{spec.name}: {s.games} games, A {s.score:.1%} [{low:.1%}, {high:.1%}], pairs {s.counts}, "
+            f"LLR {s.llr:.2f} in {_bounds(s)}: {s.verdict or 'undecided'}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--test", default="", help="search options of engine A (over the defaults)")
+    parser.add_argument("--base", default="", help="search options of engine B (default: the defaults)")
+    parser.add_argument("--budget", default="playouts=2000", help="both engines' budget: playouts=N or seconds=T")
+    parser.add_argument("--elo0", type=float, default=0.0, help="H0: A's logistic Elo gain")
+    parser.add_argument("--elo1", type=float, default=15.0, help="H1: A's logistic Elo gain")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--beta", type=float, default=0.05)
+    parser.add_argument("--max-games", type=int, default=2000)
+    parser.add_argument("--min-pairs", type=int, default=10,
+                        help="pairs before the test may stop (the variance of a few pairs is no estimate)")
+    parser.add_argument("--parallel", type=int, default=2)
+    parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--komi", type=float, default=7.5)
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--report", action="store_true", help="print every recorded test and stop")
+    args = parser.parse_args()
+    if args.elo1 <= args.elo0:
+        parser.error("--elo1 must be greater than --elo0")
+    if args.report:
+        for recorded in sorted({key(r) for r in load(args.out)}):
+            spec = TestSpec(*recorded)
+            print(describe(spec, state(spec.rows(args.out), args)))
+        return 0
+    for options in (args.test, args.base, args.budget):
+        try:
+            SearchConfig.from_spec(options)  # a misspelt option is an error before any game
+        except ObookError as exc:
+            parser.error(str(exc))
+    spec = TestSpec(args.test, args.base, args.budget, args.size, args.komi)
+    print(describe(spec, run_test(spec, args)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
