@@ -279,7 +279,7 @@ def test_a_match_ends_when_its_listener_says_so(tmp_path):
         heard.append(record.index)
         return True
 
-    summary, records = run_match(engine, engine, MatchSettings(games=8, size=5, parallel=1, sgf_dir=tmp_path),
+    summary, records = run_match(engine, engine, MatchSettings(games=4, size=5, parallel=1, sgf_dir=tmp_path),
                                  on_game=decided)
     # a game a free engine pair began before the listener's answer is played out and counted
     assert heard[0] == 0 and len(heard) <= 2 and [r.index for r in records] == sorted(heard)
