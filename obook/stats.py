@@ -52,10 +52,10 @@ def sprt_llr(counts: Sequence[int], elo0: float, elo1: float) -> float:
     return real_pairs * ((mean - s0) ** 2 - (mean - s1) ** 2) / (2.0 * variance)
 
 
-def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
+def sprt_bounds(false_positive: float = 0.05, false_negative: float = 0.05) -> tuple[float, float]:
     """The log-likelihood ratios at which a sequential test stops: accept H0 at or below the
-    first, H1 at or above the second (Wald), for false positive ``alpha`` and false negative
-    ``beta`` rates."""
-    if not (0 < alpha < 1 and 0 < beta < 1):
-        raise ValueError("alpha and beta must lie strictly between 0 and 1")
-    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+    first, H1 at or above the second (Wald), for the rates of accepting H1 wrongly
+    (``false_positive``, alpha) and H0 wrongly (``false_negative``, beta)."""
+    if not (0 < false_positive < 1 and 0 < false_negative < 1):
+        raise ValueError("the error rates must lie strictly between 0 and 1")
+    return math.log(false_negative / (1 - false_positive)), math.log((1 - false_negative) / false_positive)
