@@ -147,7 +147,7 @@ def cmd_grid_run(args) -> int:
 
     def start():
         store = open_book_store(s.database_url, create=True)
-        wanted, _ = build_settings(store, args.book, given, budget)  # a new book: minimax, as obook build's
+        wanted, _ = build_settings(store, args.book, given, budget)  # a new book: NEW_BOOK_ALGORITHM, as obook build's
         book = ensure_book(store, args.book, BookSettings(**wanted), explicit=set(wanted),
                            allow_engine_change=args.allow_engine_change)
         plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)

@@ -24,7 +24,7 @@ def _db(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("build", help="build an opening book with local processes: a minimax book of deep "
-                                            "searches (the default), or MBM/MVBM/Beta self-play")
+                                            f"searches, or MBM/MVBM/Beta self-play (default {NEW_BOOK_ALGORITHM})")
     p.add_argument("--book", default="default", help="book name (created when new)")
     p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
     p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
