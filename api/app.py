@@ -52,7 +52,8 @@ def create_app(database_url: str | None = None, settings: Settings | None = None
         lifespan=_lifespan,
         title="obook",
         version=__version__,
-        description="Opening books for Go built by Monte-Carlo self-play (MBM/MVBM): look positions up, "
+        description="Opening books for Go built of deep searches backed up by minimax, or by Monte-Carlo "
+                    "self-play (MBM/MVBM, Beta): look positions up, "
                     "follow the build. Moves are GTP vertices (E5, pass) from the empty board.",
     )
     app.state.settings = settings

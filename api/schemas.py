@@ -41,7 +41,7 @@ class BookOut(BaseModel):
     size: int
     komi: float
     rules: str
-    algorithm: str = Field(description="coevolution rule: mbm, mvbm or beta")
+    algorithm: str = Field(description="minimax (search-valued), or the coevolution rule: mbm, mvbm or beta")
     threshold: float = Field(description="self-play plays the book move above this success rate")
     depth: int = Field(description="moves of each game that count in the book (0: all)")
     search: str = Field(description="search settings of the mutation player (every option, defaults included, for "

@@ -117,7 +117,7 @@ def build_book(url: str, rows: int, games: int) -> list[list[str]]:
     from obook.store.stats import replace_stats, stats_count
 
     store = open_book_store(url, create=True)
-    book = ensure_book(store, BOOK, BookSettings(size=9, komi=7.5, depth=DEPTH))
+    book = ensure_book(store, BOOK, BookSettings(size=9, komi=7.5, algorithm=MVBM, depth=DEPTH))
     started = time.time()
     openings = synthetic_openings(games)
     with store.read() as conn:

@@ -26,6 +26,7 @@ from sqlalchemy import delete, text, update
 
 from obook.book.keys import opening_statistics
 from obook.book.library import BookSettings, ensure_book, lookup, open_book_store
+from obook.book.rules import MVBM
 from obook.store.books import BOOKS
 from obook.store.db import to_signed
 from obook.store.games import GAMES, finish_game, get_game, top_up_games
@@ -85,7 +86,7 @@ def main() -> None:
 
     store = open_book_store(args.db, create=True)
     name = f"bench-{args.rows}"
-    book = ensure_book(store, name, BookSettings(size=9, depth=20))
+    book = ensure_book(store, name, BookSettings(size=9, algorithm=MVBM, depth=20))
     started = time.perf_counter()
     with store.read() as conn:
         have = stats_count(conn, book.id)

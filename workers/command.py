@@ -21,7 +21,7 @@ import time
 
 from obook.book.budget import build_settings, parse_play_budget
 from obook.book.library import BookSettings, ensure_book, open_book_store
-from obook.book.rules import ALGORITHMS
+from obook.book.rules import ALGORITHMS, NEW_BOOK_ALGORITHM
 from obook.config import settings
 from obook.errors import ObookError
 from obook.grid.driver import DriverPlan
@@ -41,9 +41,9 @@ def register(subparsers) -> None:
                                      "self-play games of the others (seed games not counted)")
     r.add_argument("--size", type=int, default=None, help="new book: board size (9)")
     r.add_argument("--komi", type=float, default=None, help="new book: komi (7.5)")
-    r.add_argument("--algorithm", choices=ALGORITHMS, default=None,
-                   help="new book: minimax (as obook build), or the seed papers' mbm, mvbm, beta; an existing "
-                        "book keeps its own")
+    r.add_argument("--algorithm", type=_algorithm_or_empty, default=None, metavar="{" + ",".join(ALGORITHMS) + "}",
+                   help=f"new book (default {NEW_BOOK_ALGORITHM}, as obook build): minimax, or the seed papers' "
+                        "mbm, mvbm, beta (empty: not given); an existing book keeps its own")
     r.add_argument("--for", dest="play_budget", default=None, metavar="BUDGET",
                    help="new minimax book: the play budget it is for, seconds (0.25s) or playouts (5000) a move: "
                         "P playouts a move, each node a search of S = 30 x P (default 0.25s; as obook build; "
@@ -96,6 +96,15 @@ def register(subparsers) -> None:
     w.set_defaults(func=cmd_worker)
 
 
+def _algorithm_or_empty(text: str) -> str:
+    """One of ALGORITHMS, or "" (not given) for an empty argument: compose passes ``${OBOOK_ALGORITHM-}``
+    left empty, so that the default stays NEW_BOOK_ALGORITHM's."""
+    name = text.strip()
+    if name and name not in ALGORITHMS:
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from {', '.join(ALGORITHMS)})")
+    return name
+
+
 def _float_or_empty(text: str) -> float | None:
     """A number, or None for an empty argument (compose passes ``${OBOOK_...-}`` left empty)."""
     if not text.strip():
@@ -138,7 +147,7 @@ def cmd_grid_run(args) -> int:
 
     def start():
         store = open_book_store(s.database_url, create=True)
-        wanted, _ = build_settings(store, args.book, given, budget)  # a new book: minimax, as obook build's
+        wanted, _ = build_settings(store, args.book, given, budget)  # a new book: NEW_BOOK_ALGORITHM, as obook build's
         book = ensure_book(store, args.book, BookSettings(**wanted), explicit=set(wanted),
                            allow_engine_change=args.allow_engine_change)
         plan = DriverPlan(book=book.name, target=args.target_games, token_seconds=s.lease_seconds, poll=args.poll)

@@ -1,5 +1,5 @@
-"""What a build asks of a book: the algorithm of a new book (minimax) and the play budget a
-search-valued book is built for.
+"""What a build asks of a book: its algorithm (a new book's: ``rules.NEW_BOOK_ALGORITHM``) and the
+play budget a search-valued book is built for.
 
 A minimax book is worth building for one play budget: P playouts a move, that of the engine that
 will play from it and of the opponent model its "reach" grows against (``--play-playouts``). Each of
@@ -15,13 +15,12 @@ from dataclasses import dataclass
 
 from obook.book.expansion import play_playouts
 from obook.book.kinds import book_kind
-from obook.book.rules import MINIMAX
+from obook.book.rules import NEW_BOOK_ALGORITHM
 from obook.errors import ObookError
 from obook.search.config import SearchConfig
 from obook.store.books import BookInfo, find_book
 from obook.store.db import Store
 
-NEW_BOOK_ALGORITHM = MINIMAX  # the only book measured to make play stronger (docs/book.md)
 # Playouts a second of the default engine in the opening, one process: `benchmarks/playouts_at_time.py
 # --seconds 0.25` measured a median of 5,056 a move over the first 10 moves on the project's 2-core
 # machine (2026-11-28). A constant, not a calibration at build time: the same `--for` then builds

@@ -15,7 +15,7 @@ from obook.book.expansion import opponent_configs, opponent_specs
 from obook.book.keys import ENGINE_VERSION, require_engine, require_keys
 from obook.book.kinds import book_kind
 from obook.book.lookup import replay_moves
-from obook.book.rules import MVBM, THRESHOLDS, has_threshold
+from obook.book.rules import NEW_BOOK_ALGORITHM, THRESHOLDS, has_threshold
 from obook.config import settings
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
@@ -60,7 +60,7 @@ def open_keyed_book(store: Store, name: str, use: str) -> BookInfo:
 class BookSettings:
     size: int = 9
     komi: float = 7.5
-    algorithm: str = MVBM  # the library's; a new book of `obook build`: budget.NEW_BOOK_ALGORITHM
+    algorithm: str = NEW_BOOK_ALGORITHM
     threshold: float | None = None  # default: the algorithm's (MBM 0.5, MVBM 0.1; BETA has none: 0)
     search: str = ""  # SearchConfig spec of the mutation player
     seconds_per_move: float = 1.0

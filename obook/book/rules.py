@@ -25,6 +25,9 @@ BETA = "beta"
 MINIMAX = "minimax"  # not a coevolution rule: a search-valued book (obook/book/minimax.py)
 THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
 ALGORITHMS = (MBM, MVBM, BETA, MINIMAX)  # BETA and MINIMAX have no threshold (their books store 0)
+# A new book's algorithm wherever one is not named (BookSettings, obook build, the grid's driver):
+# the only book measured to make play stronger (docs/book.md).
+NEW_BOOK_ALGORITHM = MINIMAX
 
 
 def has_threshold(book) -> bool:

@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from obook.book.rules import ALGORITHMS
+from obook.book.rules import ALGORITHMS, NEW_BOOK_ALGORITHM
 from obook.errors import ObookError
 
 
@@ -24,14 +24,14 @@ def _db(parser: argparse.ArgumentParser) -> None:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("build", help="build an opening book with local processes: a minimax book of deep "
-                                            "searches (the default), or MBM/MVBM/Beta self-play")
+                                            f"searches, or MBM/MVBM/Beta self-play (default {NEW_BOOK_ALGORITHM})")
     p.add_argument("--book", default="default", help="book name (created when new)")
     p.add_argument("--size", type=int, default=None, help="board size (new book: 9)")
     p.add_argument("--komi", type=float, default=None, help="komi (new book: 7.5)")
     p.add_argument("--algorithm", choices=ALGORITHMS, default=None,
-                   help="new book: minimax, search values backed up by minimax (its unit: expansions); the seed "
-                        "papers' self-play rules mbm, mvbm, and beta (Thompson sampling on Beta(w+1, l+1) with a "
-                        "new-move arm), whose unit is games. An existing book keeps its own")
+                   help=f"new book (default {NEW_BOOK_ALGORITHM}): minimax, search values backed up by minimax (its "
+                        "unit: expansions); the seed papers' self-play rules mbm, mvbm, and beta (Thompson sampling "
+                        "on Beta(w+1, l+1) with a new-move arm), whose unit is games. An existing book keeps its own")
     p.add_argument("--for", dest="play_budget", default=None, metavar="BUDGET",
                    help="new minimax book: the play budget it is for, seconds a move (0.25s) or playouts a move "
                         "(5000): P playouts a move of play (0.25s: 5,000), each node a search of S = 30 x P "

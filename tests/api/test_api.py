@@ -43,7 +43,7 @@ def add_game(store, book, moves: str, winner: str | None) -> int:
 
 @pytest.fixture
 def book(store):
-    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
+    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5, algorithm="mvbm"))
     for moves, winner in GAMES:
         add_game(store, book, moves, winner)
     return book
@@ -772,7 +772,7 @@ def test_candidates_show_the_movers_mean_final_score(store_url, store):
     from obook.book.verification import verify
     from obook.store.games import finish_game
 
-    book = ensure_book(store, "scored", BookSettings(size=9, komi=7.5))
+    book = ensure_book(store, "scored", BookSettings(size=9, komi=7.5, algorithm="mvbm"))
     for moves, result, winner, score in SCORED:
         add_scored_game(store, book, moves, result, winner, score)
     with store.write() as conn:  # a self-play game finished by its player: "C3 D4", W+6.5
@@ -814,7 +814,7 @@ def test_shutdown_closes_the_event_loops_connections(postgres_url):
 
     upgrade(postgres_url)
     store = open_book_store(postgres_url)
-    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
+    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5, algorithm="mvbm"))
     add_game(store, book, "E5 G5", "B")
     with make_client(postgres_url, api_fresh_seconds=60) as client:
         service = client.app.state.service

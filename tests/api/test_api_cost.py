@@ -235,7 +235,7 @@ def test_deep_games_pages_walk_an_index_instead_of_sorting_the_book(postgres_url
 
     upgrade(postgres_url)
     store = open_book_store(postgres_url)
-    book = ensure_book(store, "paged", BookSettings(size=9))
+    book = ensure_book(store, "paged", BookSettings(size=9, algorithm="mvbm"))
     with store.write() as conn:
         conn.exec_driver_sql(
             "INSERT INTO games (book_id, moves, n_moves, origins, status, source, seed, created_at, updated_at, "
@@ -275,7 +275,7 @@ def test_games_through_a_line_walk_their_index_in_order(store):
     from obook.book.library import BookSettings, ensure_book
     from obook.store.games import GAMES, games_through
 
-    book = ensure_book(store, "lines", BookSettings(size=9))
+    book = ensure_book(store, "lines", BookSettings(size=9, algorithm="mvbm"))
     points = [f"{c}{r}" for c in "ABCDEFGHJ" for r in range(1, 10) if f"{c}{r}" != "E5"]
     with store.write() as conn:
         conn.execute(GAMES.insert(), [

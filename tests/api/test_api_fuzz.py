@@ -57,7 +57,7 @@ def test_the_schema_covers_every_endpoint():
 def fuzz_app(store):
     from obook.book.library import BookSettings, ensure_book
 
-    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5))
+    book = ensure_book(store, "demo", BookSettings(size=9, komi=7.5, algorithm="mvbm"))
     for moves, winner in GAMES:
         add_game(store, book, moves, winner)
     return create_app(store.url, Settings(admin_token="fuzz-token"))

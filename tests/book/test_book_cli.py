@@ -179,7 +179,7 @@ def test_seed_reports_per_file_and_refuses_another_komi(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'b.db'}"
     from obook.book.library import BookSettings, ensure_book
 
-    ensure_book(open_book_store(url, create=True), "k", BookSettings(size=9, komi=7.5))
+    ensure_book(open_book_store(url, create=True), "k", BookSettings(size=9, komi=7.5, algorithm="mvbm"))
     pro = tmp_path / "pro.sgf"
     pro.write_text("(;GM[1]SZ[9]KM[6.5]RU[Japanese]RE[B+R];B[ee];W[gc])(;GM[1]SZ[9]KM[6.5]RE[W+T];B[ee];W[ed])")
     code, _, err = run_cli(capsys, "seed", "--db", url, "--book", "k", str(pro))
@@ -208,14 +208,14 @@ def test_professional_games_seed_a_book(tmp_path, shared_dir):
 
     from obook.book.sgfio import ACCEPT, MOVES_ONLY, KomiMismatch
 
-    book = ensure_book(store, "pro", BookSettings(size=9, komi=7.5, depth=20))
+    book = ensure_book(store, "pro", BookSettings(size=9, komi=7.5, algorithm="mvbm", depth=20))
     with pytest.raises(KomiMismatch, match="komi 6.5"):
         seed_book(store, book, games)  # their results are at komi 5.5 and 6.5
     report = seed_book(store, book, games, MOVES_ONLY)
     assert len(report.added) >= 500 and len(report.unscored) >= 490
     assert all("board size" not in why for _, why in report.skipped)
     assert lookup(store, book, "").games == len(report.scored)  # only results at komi 7.5 count
-    accepted = ensure_book(store, "pro-accepted", BookSettings(size=9, komi=7.5, depth=20))
+    accepted = ensure_book(store, "pro-accepted", BookSettings(size=9, komi=7.5, algorithm="mvbm", depth=20))
     report = seed_book(store, accepted, games, ACCEPT)
     root = lookup(store, accepted, "")
     assert root.usage is not None and root.usage.vertex in ("E5", "C3", "D4", "E4", "F6")

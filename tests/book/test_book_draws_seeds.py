@@ -99,7 +99,7 @@ def test_depth_zero_keeps_statistics_of_every_move_and_selfplay_consults_them(st
     assert pick is not None and pick.vertex == moves[34]  # Black's move of a won game, far past 20 plies
     assert verify(store, book).clean
     with pytest.raises(ObookError, match="0 for no cap"):
-        ensure_book(store, "neg", BookSettings(depth=-1))
+        ensure_book(store, "neg", BookSettings(algorithm="mvbm", depth=-1))
 
 
 # ---- Beta sampling in self-play ---------------------------------------------------------------------

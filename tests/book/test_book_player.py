@@ -24,7 +24,7 @@ FLAT = "algorithm=flat,playouts=50,seed=5"
 
 def seeded_book(url):
     store = open_book_store(url, create=True)
-    book = ensure_book(store, "p", BookSettings(size=9, komi=7.5, depth=4))
+    book = ensure_book(store, "p", BookSettings(size=9, komi=7.5, algorithm="mvbm", depth=4))
     games = [(["E5", "G5", "G4"], "B")] * 3 + [(["C3", "E5"], "W"), (["E5", "C5", "C4"], "W")]
     with store.write() as conn:
         for moves, winner in games:

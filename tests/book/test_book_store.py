@@ -63,9 +63,9 @@ def test_an_older_schema_is_refused_and_nothing_written(empty_store_url):
 def test_book_settings_are_kept_and_checked(store):
     book = new_book(store)
     assert (book.threshold, book.algorithm, book.size) == (0.1, "mvbm", 7)
-    assert ensure_book(store, "b", BookSettings(size=7), explicit={"size"}).id == book.id
+    assert ensure_book(store, "b", BookSettings(size=7, algorithm="mvbm"), explicit={"size"}).id == book.id
     with pytest.raises(ObookError, match="size=7, not 9"):
-        ensure_book(store, "b", BookSettings(size=9), explicit={"size"})
+        ensure_book(store, "b", BookSettings(size=9, algorithm="mvbm"), explicit={"size"})
     mbm = ensure_book(store, "m", BookSettings(size=9, algorithm="mbm"))
     assert mbm.threshold == 0.5
     with pytest.raises(ObookError, match="book name"):

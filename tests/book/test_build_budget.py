@@ -10,9 +10,9 @@ import subprocess
 
 import pytest
 
-from obook.book.budget import (DEEP_FACTOR, DEFAULT_PLAY_BUDGET, NEW_BOOK_ALGORITHM, PLAYOUTS_PER_SECOND,
-                               build_settings, parse_play_budget)
+from obook.book.budget import DEEP_FACTOR, DEFAULT_PLAY_BUDGET, PLAYOUTS_PER_SECOND, build_settings, parse_play_budget
 from obook.book.library import BookSettings, ensure_book, open_book_store
+from obook.book.rules import NEW_BOOK_ALGORITHM
 from obook.errors import ObookError
 from obook.search.config import SearchConfig
 from obook.store.books import get_book
@@ -75,6 +75,23 @@ def test_a_new_book_is_minimax_for_the_default_budget_and_an_existing_book_keeps
     ensure_book(store, "mm", BookSettings(size=5, algorithm="minimax", search="playouts=60", seconds_per_move=0))
     assert build_settings(store, "mm", {}) == ({"algorithm": "minimax"}, None)
     assert build_settings(store, "mm", {"algorithm": "mvbm"})[0]["algorithm"] == "mvbm"  # ensure_book refuses it
+
+
+def test_a_new_book_has_one_default_algorithm_in_the_library_the_cli_and_the_grid(tmp_path):
+    """A kind of book is chosen in one place: ``BookSettings`` without an algorithm, ``obook build``
+    and ``obook grid run`` without ``--algorithm`` all make a NEW_BOOK_ALGORITHM book, and their
+    help says so."""
+    from obook.cli import build_parser
+
+    store = open_book_store(f"sqlite:///{tmp_path / 'b.db'}", create=True)
+    assert BookSettings().algorithm == NEW_BOOK_ALGORITHM
+    assert ensure_book(store, "library", BookSettings(size=9)).algorithm == NEW_BOOK_ALGORITHM
+    assert build_settings(store, "cli", {"size": 9})[0]["algorithm"] == NEW_BOOK_ALGORITHM
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    grid_run = next(a for a in commands["grid"]._actions if a.dest == "grid_action").choices["run"]
+    for parser in (commands["build"], grid_run):
+        [algorithm] = [a for a in parser._actions if a.dest == "algorithm"]
+        assert algorithm.default is None and f"(default {NEW_BOOK_ALGORITHM}" in algorithm.help
 
 
 def test_cli_errors_of_the_budget_and_the_target_are_one_line(tmp_path, capsys):

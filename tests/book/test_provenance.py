@@ -33,6 +33,7 @@ def store(tmp_path):
 
 
 def new_book(store, name="p", **settings):
+    settings.setdefault("algorithm", "mvbm")
     settings.setdefault("search", "playouts=300")
     return ensure_book(store, name, BookSettings(size=7, seconds_per_move=0, **settings))
 
@@ -67,7 +68,8 @@ def test_a_build_refuses_a_book_of_other_knowledge_unless_told(store):
     with pytest.raises(EngineChanged, match="move model or shape counts differ") as refused:
         new_book(store)
     assert OTHER_KNOWLEDGE in str(refused.value) and "--allow-engine-change" in str(refused.value)
-    adopted = ensure_book(store, "p", BookSettings(size=7, seconds_per_move=0), allow_engine_change=True)
+    adopted = ensure_book(store, "p", BookSettings(size=7, algorithm="mvbm", seconds_per_move=0),
+                          allow_engine_change=True)
     assert adopted.id == book.id and adopted.knowledge == knowledge_digest()
     assert new_book(store).id == book.id  # the record is this engine's now
 
@@ -76,7 +78,8 @@ def test_a_book_from_before_the_record_is_refused_then_adopted_in_full(store):
     book = record(store, new_book(store), "playouts=300", None)  # a short spec, no digest
     with pytest.raises(EngineChanged, match="records no engine"):
         new_book(store)
-    adopted = ensure_book(store, "p", BookSettings(size=7, seconds_per_move=0), allow_engine_change=True)
+    adopted = ensure_book(store, "p", BookSettings(size=7, algorithm="mvbm", seconds_per_move=0),
+                          allow_engine_change=True)
     assert adopted.id == book.id and SearchConfig.from_spec(adopted.search) == SearchConfig(playouts=300)
     assert "ladders=on" in adopted.search and engine_differences(adopted.search, adopted.knowledge) == []
 
@@ -130,4 +133,4 @@ def test_a_seed_salt_changes_every_expansions_seed_and_none_keeps_them():
     with pytest.raises(Exception, match="seed salt"):
         BookSettings(size=7, algorithm="minimax", seed_salt=-1).validated()
     with pytest.raises(Exception, match="option of a minimax book"):
-        BookSettings(size=7, seed_salt=3).validated()
+        BookSettings(size=7, algorithm="mvbm", seed_salt=3).validated()

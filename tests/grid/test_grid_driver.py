@@ -25,7 +25,7 @@ from obook.store.stats import stats_count
 from obook.store.workers import heartbeat
 
 ROOT = Path(__file__).resolve().parents[2]
-RANDOM_BOOK = BookSettings(size=5, search="algorithm=random", seconds_per_move=0, depth=8)
+RANDOM_BOOK = BookSettings(size=5, algorithm="mvbm", search="algorithm=random", seconds_per_move=0, depth=8)
 
 
 class Outbox:

@@ -79,3 +79,10 @@ def test_the_driver_makes_a_new_book_as_obook_build_does(grid):
                        "--for", "", "--seconds-per-move", "", "--search", "", "--max-seconds", "1")
     assert empty.returncode == 1, empty.stderr[-2000:]
     assert grid.sql("SELECT algorithm, seconds_per_move FROM books WHERE name = 'selfplay'") == [("mvbm", 1.0)]
+    # OBOOK_ALGORITHM left empty: the default algorithm, as without --algorithm; a wrong name is refused
+    default = grid.obook("grid", "run", "--book", "emptyalgorithm", "--target", "3", "--size", "5", "--komi", "0.5",
+                         "--algorithm", "", "--for", "200", "--max-seconds", "1")
+    assert default.returncode == 1, default.stderr[-2000:]
+    assert grid.sql("SELECT algorithm FROM books WHERE name = 'emptyalgorithm'") == [("minimax",)]
+    wrong = grid.obook("grid", "run", "--book", "wrong", "--target", "3", "--algorithm", "mvmb")
+    assert wrong.returncode == 2 and "invalid choice: 'mvmb'" in wrong.stderr

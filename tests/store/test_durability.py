@@ -34,7 +34,7 @@ def setting(conn) -> str:
 def test_the_finish_transaction_waits_for_the_disk_and_moves_do_not(postgres_url):
     upgrade(postgres_url)
     store = worker_store(postgres_url)
-    book = ensure_book(store, "d", BookSettings(size=5, depth=4))
+    book = ensure_book(store, "d", BookSettings(size=5, algorithm="mvbm", depth=4))
     with store.write() as conn:
         [game_id] = top_up_games(conn, book.id, 1, [7])
     with store.write() as conn:
@@ -52,7 +52,7 @@ def test_the_driver_confirms_durability_before_it_reports_done(store_url):
     committed with ``synchronous_commit = on`` (its WAL flush covers every commit before it), on
     SQLite a full checkpoint of the WAL."""
     store = worker_store(store_url) if store_url.startswith("postgresql") else open_book_store(store_url)
-    book = ensure_book(store, "done", BookSettings(size=5, depth=4))
+    book = ensure_book(store, "done", BookSettings(size=5, algorithm="mvbm", depth=4))
     with store.write() as conn:
         [game_id] = top_up_games(conn, book.id, 1, [7])
         finish_game(conn, get_game(conn, game_id), None, "B+1", "B", 1.0, {})

@@ -17,7 +17,7 @@ from obook.store.workers import WORKERS, live_workers
 
 
 def new_game(store, name="a"):
-    book = ensure_book(store, name, BookSettings(size=7, depth=10))
+    book = ensure_book(store, name, BookSettings(size=7, algorithm="mvbm", depth=10))
     with store.write() as conn:
         (game_id,) = top_up_games(conn, book.id, 1, [5])
     return book, game_id

@@ -18,7 +18,7 @@ NOW = dt.datetime(2026, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
 
 
 def new_book(store, name):
-    return ensure_book(store, name, BookSettings(size=7, depth=10))
+    return ensure_book(store, name, BookSettings(size=7, algorithm="mvbm", depth=10))
 
 
 def seed_game(store, book, finished_at=None) -> int:
