@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import time
 
+from obook.book.budget import DEFAULT_PLAY_BUDGET, parse_play_budget
 from tests.grid.gridharness import restart_redis, wait_until
 from tests.grid.test_grid_faults import grid, redis_ready, wait_for_driver  # noqa: F401 - fixtures
 
@@ -84,5 +85,14 @@ def test_the_driver_makes_a_new_book_as_obook_build_does(grid):
                          "--algorithm", "", "--for", "200", "--max-seconds", "1")
     assert default.returncode == 1, default.stderr[-2000:]
     assert grid.sql("SELECT algorithm FROM books WHERE name = 'emptyalgorithm'") == [("minimax",)]
+    # both left empty, compose's defaults: a minimax book for the default play budget (0.25 s a move)
+    unset = grid.obook("grid", "run", "--book", "emptybudget", "--target", "3", "--size", "5", "--komi", "0.5",
+                       "--algorithm", "", "--for", "", "--max-seconds", "1")
+    assert unset.returncode == 1, unset.stderr[-2000:]
+    [(algorithm, search, play_playouts)] = grid.sql("SELECT algorithm, search, play_playouts FROM books "
+                                                    "WHERE name = 'emptybudget'")
+    budget = parse_play_budget(DEFAULT_PLAY_BUDGET)
+    assert algorithm == "minimax" and play_playouts == budget.play_playouts
+    assert f"playouts={budget.search_playouts}" in search
     wrong = grid.obook("grid", "run", "--book", "wrong", "--target", "3", "--algorithm", "mvmb")
     assert wrong.returncode == 2 and "invalid choice: 'mvmb'" in wrong.stderr
