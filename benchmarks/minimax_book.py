@@ -79,26 +79,30 @@ def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
 
 
 def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: float, parallel: int,
-         out: Path) -> None:
+         out: Path, book_options: str = "") -> None:
+    """Engine+book against the engine, both at ``playouts`` a move; ``book_options`` (e.g.
+    ``book_soft=1000``) change how the book is played, and name the series (``b025 [book_soft=1000]``)."""
     from obook.gtp.match import MatchSettings, parse_engine, run_match
 
-    done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == book and r["checkpoint"] == checkpoint)
+    series = f"{book} [{book_options}]" if book_options else book
+    done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == series and r["checkpoint"] == checkpoint)
     if done >= games:
         return
     spec = f"playouts={playouts}"
-    a = parse_engine(f"obook:{spec},book={book},book_db={url}")
+    a = parse_engine(",".join(filter(None, [f"obook:{spec},book={book},book_db={url}", book_options])))
     b = parse_engine(f"obook:{spec}")
-    print(f"{book} at {checkpoint} expansions: {done} games recorded, playing {games - done}", file=sys.stderr,
+    print(f"{series} at {checkpoint} expansions: {done} games recorded, playing {games - done}", file=sys.stderr,
           flush=True)
 
     def record(game) -> None:
         used = game.book.get("A") or {}
-        append(out, {"kind": "game", "book": book, "checkpoint": checkpoint, "playouts": playouts,
+        append(out, {"kind": "game", "book": series, "checkpoint": checkpoint, "playouts": playouts,
                      "game": done + game.index, "a_color": game.a_color, "winner": game.winner,
                      "result": game.result, "reason": game.reason, "moves_played": game.moves,
                      "book_moves": used.get("book_moves"), "left_at": used.get("left_at"), "sgf": game.sgf})
 
-    sgf_dir = out.with_suffix("") / f"{book}-{checkpoint}" / f"from-{done:04d}"  # every game, to audit the lines
+    folder = f"{book}-{checkpoint}" + "".join(f"-{o.replace('=', '')}" for o in book_options.split(",") if o)
+    sgf_dir = out.with_suffix("") / folder / f"from-{done:04d}"  # every game, to audit the lines
     run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir),
               on_game=record)
 
@@ -172,6 +176,11 @@ def main() -> None:
                         help="new book: the next node to expand by KataGo's cost or by reach in play")
     parser.add_argument("--play-playouts", type=int, default=0,
                         help="new reach book: the play budget that models the opponent (0: S / 100)")
+    parser.add_argument("--opponents", default="",
+                        help='new reach book: the opponent population, e.g. "playouts=2500;playouts=10000"')
+    parser.add_argument("--seed-salt", type=int, default=0, help="new minimax book: mixed into every expansion's seed")
+    parser.add_argument("--book-options", default="",
+                        help="how engine+book plays the book, e.g. book_soft=1000 or book_warm=on (a series of its own)")
     parser.add_argument("--checkpoints", default="250,1000,2000", help="expansions done at each evaluation")
     parser.add_argument("--games", default="200", help="games per checkpoint (one number, or one per checkpoint)")
     parser.add_argument("--komi", type=float, default=7.5)
@@ -192,7 +201,8 @@ def main() -> None:
         if book_kind(args.algorithm).has_play_budget:
             settings = BookSettings(size=9, komi=args.komi, algorithm="minimax",
                                     search=f"playouts={args.search_playouts}", seconds_per_move=0,
-                                    expansion=args.expansion, play_playouts=args.play_playouts)
+                                    expansion=args.expansion, play_playouts=args.play_playouts,
+                                    opponents=args.opponents, seed_salt=args.seed_salt)
         else:
             settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm, seconds_per_move=0,
                                     search=f"playouts={args.mutation_playouts or args.playouts}",
@@ -203,7 +213,8 @@ def main() -> None:
         games += [games[-1]] * (len(checkpoints) - len(games))
         for checkpoint, n in zip(checkpoints, games):
             grow(store.url, args.book, checkpoint, args.workers, args.out)
-            play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out)
+            play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out,
+                 args.book_options)
             print(json.dumps([row for row in report(load(args.out))
                               if row["book"] == args.book and row["expansions"] == checkpoint][0]), flush=True)
     for row in report(load(args.out)):
