@@ -78,13 +78,18 @@ def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
                  "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
 
 
+def series_name(book: str, book_options: str) -> str:
+    """The name of a series of games in ``--out``: the book, and how it was played if not by default."""
+    return f"{book} [{book_options}]" if book_options else book
+
+
 def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: float, parallel: int,
          out: Path, book_options: str = "") -> None:
     """Engine+book against the engine, both at ``playouts`` a move; ``book_options`` (e.g.
     ``book_soft=1000``) change how the book is played, and name the series (``b025 [book_soft=1000]``)."""
     from obook.gtp.match import MatchSettings, parse_engine, run_match
 
-    series = f"{book} [{book_options}]" if book_options else book
+    series = series_name(book, book_options)
     done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == series and r["checkpoint"] == checkpoint)
     if done >= games:
         return
@@ -215,8 +220,9 @@ def main() -> None:
             grow(store.url, args.book, checkpoint, args.workers, args.out)
             play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out,
                  args.book_options)
+            series = series_name(args.book, args.book_options)
             print(json.dumps([row for row in report(load(args.out))
-                              if row["book"] == args.book and row["expansions"] == checkpoint][0]), flush=True)
+                              if row["book"] == series and row["expansions"] == checkpoint][0]), flush=True)
     for row in report(load(args.out)):
         low, high = row["ci95"]
         print(f"{row['book']}: {row['expansions']} expansions or games ({row['build_minutes']} min of building, "
