@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 
+from obook.book.rules import ALGORITHMS, MINIMAX
 from obook.stats import wilson_interval
 
 DEFAULT_OUT = Path("docs/book-results/minimax.jsonl")
@@ -173,7 +174,7 @@ def main() -> None:
     parser.add_argument("--book", default="mm300")
     parser.add_argument("--search-playouts", type=int, default=30000, help="S: playouts of each book search")
     parser.add_argument("--playouts", type=int, default=300, help="P: playouts a move in the matches")
-    parser.add_argument("--algorithm", choices=("minimax", "mvbm", "mbm", "beta"), default="minimax",
+    parser.add_argument("--algorithm", choices=ALGORITHMS, default=MINIMAX,
                         help="the book's algorithm; --checkpoints count expansions (minimax) or self-play games")
     parser.add_argument("--mutation-playouts", type=int, default=None,
                         help="mvbm/mbm/beta: playouts a move of the self-play mutation player (default: --playouts)")
@@ -204,7 +205,7 @@ def main() -> None:
 
         store = open_book_store(args.db, create=True)
         if book_kind(args.algorithm).has_play_budget:
-            settings = BookSettings(size=9, komi=args.komi, algorithm="minimax",
+            settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm,
                                     search=f"playouts={args.search_playouts}", seconds_per_move=0,
                                     expansion=args.expansion, play_playouts=args.play_playouts,
                                     opponents=args.opponents, seed_salt=args.seed_salt)
