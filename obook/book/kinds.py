@@ -48,6 +48,7 @@ from obook.book.expansion import Expander, schedule
 from obook.book.lookup import (book_lookup, describe_lookup, describe_minimax_lookup, lookup_document,
                                minimax_answer_document, minimax_document, minimax_lookup, minimax_move_infos,
                                statistics_move_infos)
+from obook.book.minimax import DEFAULT_PLAY_CHOICE
 from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, is_sampling
 from obook.book.selfplay import SelfPlayer, games_at_move_cap, max_moves, start_games
 from obook.book.verification import verify, verify_minimax
@@ -182,8 +183,9 @@ class BookKind:
         """The same from the event loop's reader (``obook.store.readers.AsyncStatsReader``)."""
         raise NotImplementedError
 
-    def lookup(self, book: BookInfo, position, read, min_games: int = 1):
-        """The book's answer in ``position``, its records from ``read`` (key -> record)."""
+    def lookup(self, book: BookInfo, position, read, min_games: int = 1, choice: str = DEFAULT_PLAY_CHOICE):
+        """The book's answer in ``position``, its records from ``read`` (key -> record); ``choice``:
+        how a search-valued book picks its move (``minimax.PLAY_CHOICES``; the others have one rule)."""
         raise NotImplementedError
 
     def document(self, found, brief: bool = False) -> dict:
@@ -298,7 +300,7 @@ class SelfPlayKind(BookKind):
     async def read_position_async(self, reader, book_id, key):
         return tuple(await reader.position_stats(book_id, key))
 
-    def lookup(self, book, position, read, min_games=1):
+    def lookup(self, book, position, read, min_games=1, choice=DEFAULT_PLAY_CHOICE):
         return book_lookup(book, position, read, min_games)
 
     def document(self, found, brief=False):
@@ -395,8 +397,8 @@ class MinimaxKind(BookKind):
     async def read_position_async(self, reader, book_id, key):
         return await reader.minimax_node(book_id, key)
 
-    def lookup(self, book, position, read, min_games=1):
-        return minimax_lookup(book, position, read)
+    def lookup(self, book, position, read, min_games=1, choice=DEFAULT_PLAY_CHOICE):
+        return minimax_lookup(book, position, read, choice)
 
     def document(self, found, brief=False):
         return minimax_document(found)

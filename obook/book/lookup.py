@@ -19,7 +19,8 @@ from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
-from obook.book.minimax import book_edges, chosen_edge, own_bounds_of, stored_best_new
+from obook.book.minimax import (DEFAULT_PLAY_CHOICE, PLAY_CHOICES, book_edges, chosen_edge, own_bounds_of,
+                                searched_edge, stored_best_new, stored_own_prior)
 from obook.book.rules import (
     BetaSampler,
     BoardView,
@@ -275,9 +276,12 @@ class MinimaxLookup:
 ReadNode = Callable[[int], "tuple[object, dict] | None"]  # key -> (NodeRow, children's bounds) or None
 
 
-def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNode) -> MinimaxLookup:
+def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNode,
+                   choice: str = DEFAULT_PLAY_CHOICE) -> MinimaxLookup:
     """A minimax book's answer in ``position``: its book moves with their bounds, the value of
-    leaving the book, and the move playing from the book takes (``minimax.book_move``).
+    leaving the book, and the move playing from the book takes: by ``choice`` (``PLAY_CHOICES``),
+    the back-up's best value (``minimax.book_move``) or the deep searches' most visited move
+    (``minimax.searched_edge``).
 
     It reads of the stored node only what it shows: its search's root moves up to the best one
     outside the book (``minimax.stored_best_new``), not all of them (``node_from_row``), and its
@@ -302,7 +306,9 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
         found.own_point = point if position.is_legal(point) else None
     found.value, found.lcb, found.ucb = stored.value, stored.lcb, stored.ucb
     edges = book_edges(stored.edges, children)
-    chosen = chosen_edge(edges, own)
+    if choice not in PLAY_CHOICES:
+        raise ObookError(f"unknown book choice {choice!r}; choose one of {', '.join(PLAY_CHOICES)}")
+    chosen = chosen_edge(edges, own) if choice == "value" else searched_edge(edges, stored_own_prior(stored, best_new))
     for e in edges:
         # the stored move is legal in the position it was searched in; this one may have reached
         # the same canonical position by another path, where superko can forbid it: checked here

@@ -163,6 +163,15 @@ def stored_best_new(row) -> RootMove | None:
     return first_new(iter_root_moves(row.policy), row.edges)
 
 
+def stored_own_prior(row, best: RootMove | None) -> float:
+    """``node_from_row(row).prior(best.move)`` of a stored node whose best move outside the book is
+    ``best`` (0: none): what ``searched_edge`` weighs that move by."""
+    if best is None:
+        return 0.0
+    total = sum(m.visits for m in iter_root_moves(row.policy))
+    return max(0.0, 1.0 - row.excluded_prior) * best.visits / total if total else 0.0
+
+
 @dataclass(frozen=True, slots=True)
 class Bounds:
     value: float
@@ -307,6 +316,25 @@ def chosen_edge(edges: list[EdgeView], own: Bounds) -> EdgeView | None:
         return None
     best = edges[0]
     return best if best.value >= own.lcb else None
+
+
+PLAY_CHOICES = ("value", "search")  # how a player picks among a node's moves: ``chosen_edge``, ``searched_edge``
+DEFAULT_PLAY_CHOICE = "value"
+
+
+def searched_edge(edges: list[EdgeView], own_prior: float) -> EdgeView | None:
+    """The move the node's deep searches visited most: the book move with the largest prior (its
+    share of the visits of the search that added it), unless the best move outside the book has a
+    larger one (``own_prior``, its share of the node's last search); None: that move, out of book.
+
+    The back-up's best value (``chosen_edge``) takes the maximum of noisy values, and the values of
+    the moves the book explored least are the noisiest: at 0.25 s a move it chose the least searched
+    move often and gained nothing (docs/book.md). A deep search's visit counts are its own robust
+    choice (the most visited move, not the best mean), and the book keeps them at every node."""
+    if not edges:
+        return None
+    best = max(edges, key=lambda e: (e.prior, e.value, -e.move))
+    return best if best.prior >= own_prior else None
 
 
 def _cheapest_first(nodes: dict[int, Node], root: int, steps) -> None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from obook.book.kinds import book_kind
 from obook.book.library import open_book_store, open_keyed_book
 from obook.book.lookup import BookLookup, MinimaxLookup, book_score
+from obook.book.minimax import DEFAULT_PLAY_CHOICE, PLAY_CHOICES
 from obook.errors import ObookError
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
@@ -70,8 +71,11 @@ class BookPlay:
 class BookPlayer(Player):
     def __init__(self, inner: Player, store_url: str | None, book_name: str, min_games: int = 1,
                  max_moves: int | None = None, soft_visits: float = 0.0, own_moves: bool = True,
-                 warm: bool = False):
+                 warm: bool = False, choice: str = DEFAULT_PLAY_CHOICE):
         self.inner = inner
+        if choice not in PLAY_CHOICES:
+            raise ObookError(f"unknown book choice {choice!r}; choose one of {', '.join(PLAY_CHOICES)}")
+        self.choice = choice  # a minimax book: its move by the back-up's value or by its deep searches' visits
         self.own_moves = own_moves  # a minimax node with no book move to play: play its deep search's best move
         self.warm = warm  # on a book move, search the position after it with the move's budget (tree reuse)
         self.warm_result: SearchResult | None = None  # the last such search (the opponent's view)
@@ -109,7 +113,7 @@ class BookPlayer(Player):
         return self._records[key]
 
     def lookup(self, position: Position) -> BookLookup | MinimaxLookup:
-        return self.kind.lookup(self.book, position, self.record, self.min_games)
+        return self.kind.lookup(self.book, position, self.record, self.min_games, self.choice)
 
     def minimax_result(self, found: MinimaxLookup, started: float) -> BookResult | None:
         """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least

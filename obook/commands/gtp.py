@@ -12,6 +12,8 @@ import argparse
 import os
 import sys
 
+from obook.book.minimax import DEFAULT_PLAY_CHOICE, PLAY_CHOICES
+
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser("gtp", help="run as a GTP engine on stdin/stdout")
@@ -32,6 +34,9 @@ def register(subparsers) -> None:
     parser.add_argument("--book-own-moves", choices=("on", "off"), default="on",
                         help="minimax book: where a node has no book move to play, play its own deep search's "
                              "best move outside the book (on, the default) instead of searching at the play budget")
+    parser.add_argument("--book-choice", choices=PLAY_CHOICES, default=DEFAULT_PLAY_CHOICE,
+                        help="minimax book: play the book move with the best backed-up value (value), or the move "
+                             "its deep searches visited most (search; out of the book when that move is not in it)")
     parser.add_argument("--book-warm", choices=("on", "off"), default="off",
                         help="on a book move, spend the move's budget searching the position after it, so that "
                              "the search leaves the book with a tree as warm as an opponent's that reuses its own")
@@ -66,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
         player = BookPlayer(make_player(SearchConfig.from_spec(args.config)), args.book_db, args.book,
                             min_games=args.book_min_games, soft_visits=args.book_soft,
-                            own_moves=args.book_own_moves == "on", warm=args.book_warm == "on")
+                            own_moves=args.book_own_moves == "on", warm=args.book_warm == "on",
+                            choice=args.book_choice)
     engine = GTPEngine(args.config, size=args.size, komi=args.komi, superko=args.superko,
                        ownership_playouts=args.ownership_playouts, player=player)
     sys.stdout.reconfigure(encoding="utf-8", errors="replace", newline="\n")

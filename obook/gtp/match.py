@@ -91,7 +91,8 @@ def parse_engine(text: str, seconds: float | None = None) -> EngineSpec:
 
 
 BOOK_OPTIONS = {"book": "--book", "book_db": "--book-db", "book_min_games": "--book-min-games",
-                "book_soft": "--book-soft", "book_own_moves": "--book-own-moves", "book_warm": "--book-warm"}
+                "book_soft": "--book-soft", "book_own_moves": "--book-own-moves", "book_warm": "--book-warm",
+                "book_choice": "--book-choice"}
 
 
 def _book_options(spec: str) -> tuple[str, list[str]]:

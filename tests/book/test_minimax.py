@@ -127,6 +127,33 @@ def test_the_book_plays_its_best_child_unless_the_own_value_is_clearly_better():
     assert book_move(node(3, "", [(5, 100, 0.5)]), {}, FLOOR) is None
 
 
+def test_the_search_choice_plays_the_move_the_deep_searches_visited_most():
+    """``searched_edge``: the largest prior (a share of a deep search's visits) wins, whatever the
+    backed-up values say; a best move outside the book with a larger share leaves the book."""
+    from obook.book.minimax import edge_views, searched_edge
+
+    n = node(1, "", [(6, 100, 0.5)], edges={5: (2, 0.7), 7: (3, 0.05)}, excluded_prior=0.75)
+    values = {2: Bounds(0.5, 0.45, 0.55), 3: Bounds(0.2, 0.0, 0.4)}  # the mover: 5 gets 0.5, 7 gets 0.8
+    edges = edge_views(n, values)
+    assert book_move(n, values, FLOOR).move == 7  # the best value: a move the search barely visited
+    assert searched_edge(edges, own_prior=0.25).move == 5
+    assert searched_edge(edges, own_prior=0.8) is None  # the move outside the book was visited more
+    assert searched_edge([], own_prior=0.0) is None
+    tied = edge_views(node(1, "", [], edges={5: (2, 0.3), 7: (3, 0.3)}), values)
+    assert searched_edge(tied, own_prior=0.0).move == 7  # equal shares: the better value
+
+
+def test_a_stored_nodes_own_prior_is_its_share_of_the_last_search():
+    from obook.book.minimax import node_from_row, stored_best_new, stored_own_prior
+    from obook.store.minimax import NodeRow
+
+    row = NodeRow(key=1, moves="", policy="11:300:0.5 12:100:0.4", searched_edges=1, excluded_prior=0.6,
+                  play_policy="", value=0.6, lcb=0.5, ucb=0.7, edges={10: (2, 0.6)})
+    best = stored_best_new(row)
+    assert stored_own_prior(row, best) == pytest.approx(node_from_row(row).prior(11)) == pytest.approx(0.4 * 0.75)
+    assert stored_own_prior(row, None) == 0.0
+
+
 def test_symmetric_copies_are_one_move_ranked_by_the_most_visited_copy():
     from obook.book.expansion import merge_symmetric
 
@@ -600,6 +627,49 @@ def test_a_node_without_a_book_move_plays_its_own_deep_search(store, compiled_en
     assert player.record_move(position.to_move, len(position.moves) + 1, result) is None  # played from the book
     plain = BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name, own_moves=False)
     assert plain.book_result(position) is None
+
+
+def test_a_book_player_plays_by_the_choice_it_is_given(store, compiled_engine):
+    """``--book-choice``: at every node of a real book, the player's move is ``book_move``'s (value)
+    or ``searched_edge``'s (search), and a node whose best move outside the book was visited more
+    than its book moves plays that move from its own deep search; a misspelt choice is refused."""
+    from obook.book.backup import load_nodes
+    from obook.book.minimax import book_move, edge_views, searched_edge
+    from obook.book.player import BookPlayer, BookResult, DeepSearchResult
+    from obook.errors import ObookError
+    from obook.go.position import Position
+    from obook.search.config import SearchConfig
+    from obook.search.players import make_player
+    from obook.store.minimax import stored_figures
+
+    book = minimax_book(store, name="choices")
+    expand(store, book, 6)
+    with store.read() as conn:
+        nodes = load_nodes(conn, book.id)
+        bounds = stored_figures(conn, book.id)
+    players = {choice: BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name,
+                                  choice=choice) for choice in ("value", "search")}
+    checked = 0
+    for n in nodes.values():
+        edges = edge_views(n, bounds)
+        if not edges:
+            continue
+        position = Position.from_moves(n.moves, size=5, komi=0.5)
+        best = n.best_new()
+        expected = {"value": book_move(n, bounds), "search": searched_edge(edges, n.prior(best.move) if best else 0.0)}
+        for choice, player in players.items():
+            found = player.lookup(position)
+            result = player.book_result(position)
+            if expected[choice] is None:
+                assert found.usage is None and (result is None or isinstance(result, DeepSearchResult))
+            else:
+                assert found.usage is not None and isinstance(result, BookResult)
+                assert found.usage.value == pytest.approx(expected[choice].value)
+                assert found.usage.prior == pytest.approx(expected[choice].prior)
+        checked += 1
+    assert checked >= 2
+    with pytest.raises(ObookError, match="unknown book choice 'visits'.*value, search"):
+        BookPlayer(make_player(SearchConfig.from_spec("playouts=50")), store.url, book.name, choice="visits")
 
 
 def test_a_warm_book_player_leaves_the_book_with_the_tree_of_its_last_book_move(store, compiled_engine):
