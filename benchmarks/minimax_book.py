@@ -8,6 +8,8 @@ book (B) at P playouts a move, colours alternating, 9x9; the learning curve is t
 checkpoint of the same build. Every game is appended to ``--out`` as a JSON line with the book
 moves A played and the path of its SGF (saved under ``--out``'s name), and every build phase with
 its seconds, so an interrupted run continues where it stopped (the build resumes from the store). ``--report`` prints the table of what is recorded.
+``--opponent OPTIONS`` plays against another engine (one no opponent model used) and
+``--without-book`` against it without the book, the baseline of the book's gain there.
 
     python benchmarks/minimax_book.py --db /tmp/mm.db --book mm300 --search-playouts 30000 \\
         --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2 [--expansion reach]
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -79,24 +82,35 @@ def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
                  "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
 
 
-def series_name(book: str, book_options: str) -> str:
-    """The name of a series of games in ``--out``: the book, and how it was played if not by default."""
-    return f"{book} [{book_options}]" if book_options else book
+def series_name(book: str, book_options: str, opponent: str = "", without_book: bool = False) -> str:
+    """The name of a series of games in ``--out``: the book, how it was played if not by default
+    (``[no book]``: the engine alone, the baseline of the same games), and the opponent's options
+    where it is not the plain engine (``vs reward=score``)."""
+    name = f"{book} [no book]" if without_book else f"{book} [{book_options}]" if book_options else book
+    return f"{name} vs {opponent}" if opponent else name
+
+
+def base_book(series: str) -> str:
+    """The book of a series (``series_name``'s inverse, for its book part)."""
+    return re.split(r" \[| vs ", series, maxsplit=1)[0]
 
 
 def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: float, parallel: int,
-         out: Path, book_options: str = "") -> None:
+         out: Path, book_options: str = "", opponent: str = "", without_book: bool = False) -> None:
     """Engine+book against the engine, both at ``playouts`` a move; ``book_options`` (e.g.
-    ``book_soft=1000``) change how the book is played, and name the series (``b025 [book_soft=1000]``)."""
+    ``book_soft=1000``) change how the book is played, and name the series (``b025 [book_soft=1000]``);
+    ``opponent`` (search options) makes B another engine, ``without_book`` plays A without the book
+    (the baseline against the same opponent)."""
     from obook.gtp.match import MatchSettings, parse_engine, run_match
 
-    series = series_name(book, book_options)
+    series = series_name(book, book_options, opponent, without_book)
     done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == series and r["checkpoint"] == checkpoint)
     if done >= games:
         return
     spec = f"playouts={playouts}"
-    a = parse_engine(",".join(filter(None, [f"obook:{spec},book={book},book_db={url}", book_options])))
-    b = parse_engine(f"obook:{spec}")
+    with_book = "" if without_book else ",".join(filter(None, [f"book={book},book_db={url}", book_options]))
+    a = parse_engine("obook:" + ",".join(filter(None, [spec, with_book])))
+    b = parse_engine("obook:" + ",".join(filter(None, [spec, opponent])))
     print(f"{series} at {checkpoint} expansions: {done} games recorded, playing {games - done}", file=sys.stderr,
           flush=True)
 
@@ -107,7 +121,9 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
                      "result": game.result, "reason": game.reason, "moves_played": game.moves,
                      "book_moves": used.get("book_moves"), "left_at": used.get("left_at"), "sgf": game.sgf})
 
-    folder = f"{book}-{checkpoint}" + "".join(f"-{o.replace('=', '')}" for o in book_options.split(",") if o)
+    options = ["nobook"] if without_book else [o.replace("=", "") for o in book_options.split(",") if o]
+    options += [f"vs-{o.replace('=', '')}" for o in opponent.split(",") if o]
+    folder = f"{book}-{checkpoint}" + "".join(f"-{o}" for o in options)
     sgf_dir = out.with_suffix("") / folder / f"from-{done:04d}"  # every game, to audit the lines
     run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir),
               on_game=record)
@@ -121,16 +137,17 @@ def report(rows: list[dict]) -> list[dict]:
             cells.setdefault((r["book"], r["checkpoint"]), []).append(r)
     table = []
     for (book, checkpoint), games in sorted(cells.items()):
+        built = base_book(book)  # a series played with options shares its book's build
         won = sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0 for g in games)
         low, high = wilson_interval(won, len(games))
-        seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == book and c <= checkpoint)
+        seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == built and c <= checkpoint)
         book_moves = [g["book_moves"] for g in games if g["book_moves"] is not None]
         by_colour = {}
         for colour in ("B", "W"):
             mine = [g for g in games if g["a_color"] == colour]
             by_colour[colour] = (sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0
                                      for g in mine) / len(mine)) if mine else None
-        spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == book and c == checkpoint]
+        spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == built and c == checkpoint]
         table.append({"book": book, "expansions": checkpoint, "build_minutes": round(seconds / 60, 1),
                       "playouts_millions": round(spent[0] / 1e6, 1) if spent and spent[0] else None,
                       "games": len(games), "score": won / len(games), "ci95": [low, high],
@@ -187,6 +204,11 @@ def main() -> None:
     parser.add_argument("--seed-salt", type=int, default=0, help="new minimax book: mixed into every expansion's seed")
     parser.add_argument("--book-options", default="",
                         help="how engine+book plays the book, e.g. book_soft=1000 or book_warm=on (a series of its own)")
+    parser.add_argument("--opponent", default="",
+                        help="search options of the opponent (B) over the plain engine's, e.g. reward=score: an "
+                             "engine no opponent model used (a series of its own)")
+    parser.add_argument("--without-book", action="store_true",
+                        help="A plays without the book: the baseline of a series against --opponent")
     parser.add_argument("--checkpoints", default="250,1000,2000", help="expansions done at each evaluation")
     parser.add_argument("--games", default="200", help="games per checkpoint (one number, or one per checkpoint)")
     parser.add_argument("--komi", type=float, default=7.5)
@@ -220,8 +242,8 @@ def main() -> None:
         for checkpoint, n in zip(checkpoints, games):
             grow(store.url, args.book, checkpoint, args.workers, args.out)
             play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out,
-                 args.book_options)
-            series = series_name(args.book, args.book_options)
+                 args.book_options, args.opponent, args.without_book)
+            series = series_name(args.book, args.book_options, args.opponent, args.without_book)
             print(json.dumps([row for row in report(load(args.out))
                               if row["book"] == series and row["expansions"] == checkpoint][0]), flush=True)
     for row in report(load(args.out)):

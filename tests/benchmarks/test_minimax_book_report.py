@@ -1,0 +1,48 @@
+"""``benchmarks/minimax_book.py --report``: a series played with book options (``b025
+[book_choice=search]``) is its own row, and shares the build figures of the book it played."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+from minimax_book import base_book, report, series_name  # noqa: E402
+
+
+def game(series, index, winner, a_color="B"):
+    return {"kind": "game", "book": series, "checkpoint": 100, "playouts": 50, "game": index, "a_color": a_color,
+            "winner": winner, "result": "B+R", "reason": "resignation", "moves_played": 30, "book_moves": 2,
+            "left_at": 5, "sgf": None}
+
+
+def test_a_series_with_book_options_shares_its_books_build():
+    series = series_name("b1", "book_choice=search")
+    assert series == "b1 [book_choice=search]" and base_book(series) == "b1" and base_book("b1") == "b1"
+    rows = [{"kind": "build", "book": "b1", "checkpoint": 100, "done": 100, "seconds": 600, "playouts": 5_000_000},
+            game("b1", 0, "A"), game("b1", 1, "B", "W"),
+            game(series, 0, "A"), game(series, 1, "A", "W"), game(series, 2, None)]
+    table = {row["book"]: row for row in report(rows)}
+    assert set(table) == {"b1", series}
+    plain, chosen = table["b1"], table[series]
+    assert (plain["games"], plain["score"]) == (2, 0.5)
+    assert (chosen["games"], chosen["score"]) == (3, pytest.approx(2.5 / 3))
+    assert chosen["build_minutes"] == plain["build_minutes"] == 10.0
+    assert chosen["playouts_millions"] == plain["playouts_millions"] == 5.0
+
+
+def test_series_against_another_opponent_are_named_apart_and_share_the_build():
+    with_book = series_name("b1", "", "reward=score")
+    baseline = series_name("b1", "", "reward=score", without_book=True)
+    assert (with_book, baseline) == ("b1 vs reward=score", "b1 [no book] vs reward=score")
+    assert series_name("b1", "book_choice=search", "reward=score") == "b1 [book_choice=search] vs reward=score"
+    assert {base_book(with_book), base_book(baseline)} == {"b1"}
+    rows = [{"kind": "build", "book": "b1", "checkpoint": 100, "done": 100, "seconds": 60, "playouts": 1_000_000},
+            game(with_book, 0, "A"), game(baseline, 0, "B")]
+    table = {row["book"]: row for row in report(rows)}
+    assert table[with_book]["score"] == 1.0 and table[baseline]["score"] == 0.0
+    assert table[with_book]["build_minutes"] == table[baseline]["build_minutes"] == 1.0
