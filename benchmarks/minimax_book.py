@@ -84,7 +84,7 @@ def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
 
 def series_name(book: str, book_options: str, opponent: str = "", without_book: bool = False) -> str:
     """The name of a series of games in ``--out``: the book, how it was played if not by default
-    (``[no book]``: the engine alone, the baseline of the same games), and the opponent's options
+    (``[no book]``: the engine alone, the baseline against the same opponent), and the opponent
     where it is not the plain engine (``vs reward=score``)."""
     name = f"{book} [no book]" if without_book else f"{book} [{book_options}]" if book_options else book
     return f"{name} vs {opponent}" if opponent else name
@@ -110,7 +110,8 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
     spec = f"playouts={playouts}"
     with_book = "" if without_book else ",".join(filter(None, [f"book={book},book_db={url}", book_options]))
     a = parse_engine("obook:" + ",".join(filter(None, [spec, with_book])))
-    b = parse_engine("obook:" + ",".join(filter(None, [spec, opponent])))
+    b = (parse_engine(opponent) if " " in opponent  # a GTP command: "gnugo --mode gtp --level 10"
+         else parse_engine("obook:" + ",".join(filter(None, [spec, opponent]))))
     print(f"{series} at {checkpoint} expansions: {done} games recorded, playing {games - done}", file=sys.stderr,
           flush=True)
 
@@ -122,7 +123,7 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
                      "book_moves": used.get("book_moves"), "left_at": used.get("left_at"), "sgf": game.sgf})
 
     options = ["nobook"] if without_book else [o.replace("=", "") for o in book_options.split(",") if o]
-    options += [f"vs-{o.replace('=', '')}" for o in opponent.split(",") if o]
+    options += [f"vs-{re.sub(r'[^A-Za-z0-9.]+', '', o)}" for o in opponent.split(",") if o]
     folder = f"{book}-{checkpoint}" + "".join(f"-{o}" for o in options)
     sgf_dir = out.with_suffix("") / folder / f"from-{done:04d}"  # every game, to audit the lines
     run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir),
@@ -137,7 +138,7 @@ def report(rows: list[dict]) -> list[dict]:
             cells.setdefault((r["book"], r["checkpoint"]), []).append(r)
     table = []
     for (book, checkpoint), games in sorted(cells.items()):
-        built = base_book(book)  # a series played with options shares its book's build
+        built = None if " [no book]" in book else base_book(book)  # options: the book's build; no book: none
         won = sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0 for g in games)
         low, high = wilson_interval(won, len(games))
         seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == built and c <= checkpoint)
@@ -205,8 +206,9 @@ def main() -> None:
     parser.add_argument("--book-options", default="",
                         help="how engine+book plays the book, e.g. book_soft=1000 or book_warm=on (a series of its own)")
     parser.add_argument("--opponent", default="",
-                        help="search options of the opponent (B) over the plain engine's, e.g. reward=score: an "
-                             "engine no opponent model used (a series of its own)")
+                        help="the opponent (B): search options over the plain engine's (reward=score), or a GTP "
+                             "command ('gnugo --mode gtp --level 10'); an engine no opponent model used (a series of "
+                             "its own)")
     parser.add_argument("--without-book", action="store_true",
                         help="A plays without the book: the baseline of a series against --opponent")
     parser.add_argument("--checkpoints", default="250,1000,2000", help="expansions done at each evaluation")

@@ -19,7 +19,7 @@ from typing import Callable, NamedTuple, Protocol, Sequence
 
 import numpy as np
 
-from obook.book.minimax import (DEFAULT_PLAY_CHOICE, PLAY_CHOICES, book_edges, chosen_edge, own_bounds_of,
+from obook.book.minimax import (DEFAULT_PLAY_CHOICE, book_edges, check_play_choice, chosen_edge, own_bounds_of,
                                 searched_edge, stored_best_new, stored_own_prior)
 from obook.book.rules import (
     BetaSampler,
@@ -306,9 +306,10 @@ def minimax_lookup(book: BookInfo, position: LookedUpPosition, read_node: ReadNo
         found.own_point = point if position.is_legal(point) else None
     found.value, found.lcb, found.ucb = stored.value, stored.lcb, stored.ucb
     edges = book_edges(stored.edges, children)
-    if choice not in PLAY_CHOICES:
-        raise ObookError(f"unknown book choice {choice!r}; choose one of {', '.join(PLAY_CHOICES)}")
-    chosen = chosen_edge(edges, own) if choice == "value" else searched_edge(edges, stored_own_prior(stored, best_new))
+    if check_play_choice(choice) == "value":
+        chosen = chosen_edge(edges, own)
+    else:
+        chosen = searched_edge(edges, stored_own_prior(stored, best_new))
     for e in edges:
         # the stored move is legal in the position it was searched in; this one may have reached
         # the same canonical position by another path, where superko can forbid it: checked here

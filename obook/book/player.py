@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from obook.book.kinds import book_kind
 from obook.book.library import open_book_store, open_keyed_book
 from obook.book.lookup import BookLookup, MinimaxLookup, book_score
-from obook.book.minimax import DEFAULT_PLAY_CHOICE, PLAY_CHOICES
+from obook.book.minimax import DEFAULT_PLAY_CHOICE, check_play_choice
 from obook.errors import ObookError
 from obook.go.board import BLACK, WHITE
 from obook.go.position import Position
@@ -73,9 +73,7 @@ class BookPlayer(Player):
                  max_moves: int | None = None, soft_visits: float = 0.0, own_moves: bool = True,
                  warm: bool = False, choice: str = DEFAULT_PLAY_CHOICE):
         self.inner = inner
-        if choice not in PLAY_CHOICES:
-            raise ObookError(f"unknown book choice {choice!r}; choose one of {', '.join(PLAY_CHOICES)}")
-        self.choice = choice  # a minimax book: its move by the back-up's value or by its deep searches' visits
+        self.choice = check_play_choice(choice)  # a minimax book: its move by the back-up's value or by its deep searches' visits
         self.own_moves = own_moves  # a minimax node with no book move to play: play its deep search's best move
         self.warm = warm  # on a book move, search the position after it with the move's budget (tree reuse)
         self.warm_result: SearchResult | None = None  # the last such search (the opponent's view)
@@ -116,8 +114,9 @@ class BookPlayer(Player):
         return self.kind.lookup(self.book, position, self.record, self.min_games, self.choice)
 
     def minimax_result(self, found: MinimaxLookup, started: float) -> BookResult | None:
-        """A minimax book's move (``minimax.book_move``: the best lower bound, when it is at least
-        the value of the best move outside the book) with its figures; None: leave the book."""
+        """A minimax book's move (the lookup's ``usage``: by the player's ``choice``, the best backed-up
+        value or the deep searches' most visited move) with its figures; where the node has none to
+        play, its own deep search's best move (``own_moves``); None: leave the book."""
         stats = [MoveStats(point=c.point, visits=c.visits, winrate=c.value, variance=0.0, pv=[c.point],
                            prior=c.prior, score_mean=book_score(c), lcb=c.lcb) for c in found.candidates]
         if found.usage is None:

@@ -35,7 +35,7 @@ def test_a_series_with_book_options_shares_its_books_build():
     assert chosen["playouts_millions"] == plain["playouts_millions"] == 5.0
 
 
-def test_series_against_another_opponent_are_named_apart_and_share_the_build():
+def test_series_against_another_opponent_are_named_apart_and_only_the_books_shares_its_build():
     with_book = series_name("b1", "", "reward=score")
     baseline = series_name("b1", "", "reward=score", without_book=True)
     assert (with_book, baseline) == ("b1 vs reward=score", "b1 [no book] vs reward=score")
@@ -45,4 +45,5 @@ def test_series_against_another_opponent_are_named_apart_and_share_the_build():
             game(with_book, 0, "A"), game(baseline, 0, "B")]
     table = {row["book"]: row for row in report(rows)}
     assert table[with_book]["score"] == 1.0 and table[baseline]["score"] == 0.0
-    assert table[with_book]["build_minutes"] == table[baseline]["build_minutes"] == 1.0
+    assert table[with_book]["build_minutes"] == 1.0 and table[with_book]["playouts_millions"] == 1.0
+    assert table[baseline]["build_minutes"] == 0.0 and table[baseline]["playouts_millions"] is None  # no book played

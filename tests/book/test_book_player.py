@@ -92,6 +92,8 @@ def test_match_passes_book_options_to_obook_gtp():
     assert argv[argv.index("--book") + 1] == "main"
     assert argv[argv.index("--book-db") + 1] == "sqlite:///x.db"
     assert argv[argv.index("--book-min-games") + 1] == "3"
+    chosen = parse_engine("obook:playouts=100,book=main,book_choice=search").argv
+    assert chosen[chosen.index("--book-choice") + 1] == "search" and "book_choice" not in chosen[chosen.index("--config") + 1]
 
 
 def test_the_record_counts_book_moves_and_the_ply_each_colour_left_the_book(tmp_path):
