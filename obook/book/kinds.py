@@ -49,7 +49,7 @@ from obook.book.lookup import (book_lookup, describe_lookup, describe_minimax_lo
                                minimax_answer_document, minimax_document, minimax_lookup, minimax_move_infos,
                                statistics_move_infos)
 from obook.book.minimax import DEFAULT_PLAY_CHOICE
-from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, is_sampling
+from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, self_play_rule
 from obook.book.selfplay import SelfPlayer, games_at_move_cap, max_moves, start_games
 from obook.book.verification import verify, verify_minimax
 from obook.errors import ObookError
@@ -319,9 +319,7 @@ class SelfPlayKind(BookKind):
         return player.statistics_result(found, started)
 
     def rule(self, book):
-        if is_sampling(book):
-            return "BETA sampling"
-        return f"{book.algorithm.upper()} threshold {book.threshold:g}"
+        return self_play_rule(book).label(book)
 
     def listing(self, store, book, counts):
         return (f"{book.size}x{book.size} komi {book.komi:g} {book.algorithm.upper()} depth "

@@ -15,7 +15,7 @@ from obook.book.expansion import opponent_configs, opponent_specs
 from obook.book.keys import ENGINE_VERSION, require_engine, require_keys
 from obook.book.kinds import book_kind
 from obook.book.lookup import replay_moves
-from obook.book.rules import NEW_BOOK_ALGORITHM, THRESHOLDS, has_threshold
+from obook.book.rules import NEW_BOOK_ALGORITHM, self_play_rule
 from obook.config import settings
 from obook.errors import ObookError
 from obook.go.vertex import split_moves
@@ -76,12 +76,14 @@ class BookSettings:
         if not 5 <= self.size <= 19:
             raise ObookError(f"board size {self.size}: a book needs 5 to 19")
         kind = book_kind(self.algorithm)  # an unknown algorithm: an error naming the choices
-        if not has_threshold(self.algorithm):
+        rule = self_play_rule(self.algorithm)
+        default = rule.threshold if rule is not None else None  # None: the book has no threshold
+        if default is None:
             if self.threshold:
                 raise ObookError(f"threshold {self.threshold}: the {self.algorithm} book has no threshold")
             threshold = 0.0
         else:
-            threshold = THRESHOLDS[self.algorithm] if self.threshold is None else self.threshold
+            threshold = default if self.threshold is None else self.threshold
         if not 0 <= threshold < 1:
             raise ObookError(f"threshold {threshold}: must be in [0, 1)")
         if self.depth < 0:

@@ -25,10 +25,8 @@ from obook.book.rules import (
     BetaSampler,
     BoardView,
     Candidate,
-    beta_move,
     candidates_from_rows,
-    coevolution_move,
-    is_sampling,
+    self_play_rule,
     usage_move,
 )
 from obook.errors import IllegalMoveError, ObookError
@@ -156,9 +154,7 @@ def book_choice(book: BookInfo, candidates: list[Candidate], rng: BetaSampler | 
     """What self-play under the book's algorithm plays among ``candidates`` (None: mutate). A BETA
     book samples from ``rng``; without one (a lookup, which shows the book rather than plays it)
     its choice is random, so there is none to show: ``None``."""
-    if is_sampling(book):
-        return beta_move(candidates, rng, book.widening) if rng is not None else None
-    return coevolution_move(candidates, book.threshold, book.widening)
+    return self_play_rule(book).choose(candidates, book, rng)
 
 
 def book_lookup(book: BookInfo, position: LookedUpPosition, read_rows: ReadRows, min_games: int = 1,
@@ -224,10 +220,9 @@ def describe_lookup(found: BookLookup) -> list[str]:
                      f"{100 * c.share:>13.1f}% {score:>11}{'   <- ' + ', '.join(marks) if marks else ''}")
     if found.usage is None:
         lines.append("  usage rule: no move has won a game here")
-    if is_sampling(book):
-        lines.append("  self-play samples each move's Beta(w+1, l+1) (a draw half of each) and a new-move arm (mutate)")
-    elif found.coevolution is None:
-        lines.append(f"  self-play would mutate here (no move above {100 * book.threshold:g}%)")
+    note = self_play_rule(book).lookup_note(book, found.coevolution)
+    if note:
+        lines.append(f"  {note}")
     return lines
 
 

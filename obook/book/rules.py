@@ -23,22 +23,10 @@ MBM = "mbm"
 MVBM = "mvbm"
 BETA = "beta"
 MINIMAX = "minimax"  # not a coevolution rule: a search-valued book (obook/book/minimax.py)
-THRESHOLDS = {MBM: 0.5, MVBM: 0.1}  # seed 002: mutate bad moves / mutate very bad moves
 ALGORITHMS = (MBM, MVBM, BETA, MINIMAX)  # BETA and MINIMAX have no threshold (their books store 0)
 # A new book's algorithm wherever one is not named (BookSettings, obook build, the grid's driver):
 # the only book measured to make play stronger (docs/book.md).
 NEW_BOOK_ALGORITHM = MINIMAX
-
-
-def has_threshold(book) -> bool:
-    """Whether self-play applies a win-rate threshold (MBM, MVBM: seed 002's rules); ``book`` is a
-    book or an algorithm's name."""
-    return getattr(book, "algorithm", book) in (MBM, MVBM)
-
-
-def is_sampling(book) -> bool:
-    """Whether self-play samples its book moves (Beta) rather than applying a threshold."""
-    return getattr(book, "algorithm", book) == BETA
 
 
 class BetaSampler(Protocol):
@@ -161,3 +149,72 @@ def usage_move(candidates: list[Candidate], min_games: int = 1) -> Candidate | N
         if best is None or (c.points, c.winrate) > (best.points, best.winrate):
             best = c
     return best
+
+
+class SelfPlayRule:
+    """How a self-play book's games choose among its moves: one per algorithm, chosen in one place
+    (``self_play_rule``), so that nothing else asks which algorithm a book has."""
+
+    threshold: float | None = None  # the default win-rate threshold (None: the rule has none)
+
+    def choose(self, candidates: list[Candidate], book, rng: "BetaSampler | None") -> Candidate | None:
+        """Self-play's move among ``candidates`` (None: mutate, or nothing to show)."""
+        raise NotImplementedError
+
+    def summary(self, book) -> str:
+        """The rule in a few words ("threshold 0.1", "Beta sampling")."""
+        raise NotImplementedError
+
+    def label(self, book) -> str:
+        """The rule with the algorithm's name ("MVBM threshold 0.1", "BETA sampling")."""
+        raise NotImplementedError
+
+    def lookup_note(self, book, chosen: Candidate | None) -> str | None:
+        """What a lookup says of self-play here, its choice being ``chosen`` (None: nothing)."""
+        raise NotImplementedError
+
+
+class ThresholdRule(SelfPlayRule):
+    """Seed 002's coevolution: the usage move unless its win rate is below the book's threshold
+    (then mutate)."""
+
+    def __init__(self, threshold: float):
+        self.threshold = threshold
+
+    def choose(self, candidates, book, rng):
+        return coevolution_move(candidates, book.threshold, book.widening)
+
+    def summary(self, book):
+        return f"threshold {book.threshold:g}"
+
+    def label(self, book):
+        return f"{book.algorithm.upper()} threshold {book.threshold:g}"
+
+    def lookup_note(self, book, chosen):
+        return None if chosen is not None else f"self-play would mutate here (no move above {100 * book.threshold:g}%)"
+
+
+class BetaSamplingRule(SelfPlayRule):
+    """Thompson sampling of each move's Beta posterior and a new-move arm; without random numbers
+    (a lookup, which shows the book rather than plays it) its choice is random: none to show."""
+
+    def choose(self, candidates, book, rng):
+        return beta_move(candidates, rng, book.widening) if rng is not None else None
+
+    def summary(self, book):
+        return "Beta sampling"
+
+    def label(self, book):
+        return "BETA sampling"
+
+    def lookup_note(self, book, chosen):
+        return "self-play samples each move's Beta(w+1, l+1) (a draw half of each) and a new-move arm (mutate)"
+
+
+# seed 002: mutate bad moves (MBM) / mutate very bad moves (MVBM); a search-valued book has none
+SELF_PLAY_RULES: dict[str, SelfPlayRule] = {MBM: ThresholdRule(0.5), MVBM: ThresholdRule(0.1), BETA: BetaSamplingRule()}
+
+
+def self_play_rule(book) -> SelfPlayRule | None:
+    """The self-play rule of ``book`` (a book or an algorithm's name); None: not a self-play book."""
+    return SELF_PLAY_RULES.get(getattr(book, "algorithm", book))

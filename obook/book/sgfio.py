@@ -11,7 +11,7 @@ from sgfmill import sgf
 
 from obook.book.keys import UNSCORED, engine_line, game_outcome, opening_record
 from obook.book.lookup import book_lookup, minimax_lookup, score_as_result
-from obook.book.rules import is_sampling
+from obook.book.rules import self_play_rule
 from obook.errors import ObookError
 from obook.go.board import BLACK, PASS, WHITE
 from obook.go.position import Position
@@ -285,7 +285,7 @@ def export_statistical_book(store: Store, book: BookInfo, min_games: int = 1, de
     games, wins and win rate in a comment and Sabaki's SBKV (Black's winning chance in percent).
     Returns the SGF and the number of move nodes. (Every book's export: ``BookKind.export``.)"""
     depth = statistical_export_depth(book, depth)
-    rule = "Beta sampling" if is_sampling(book) else f"threshold {book.threshold:g}"
+    rule = self_play_rule(book).summary(book)
     header = (f"obook opening book {book.name!r}: {book.algorithm.upper()} ({rule}), "
               f"depth {book.depth or 'unlimited'}, komi {book.komi:g}. Each move: games, wins (and draws) "
               f"of its player, win rate (a draw counts half). Engine: {engine_line(book)}.")

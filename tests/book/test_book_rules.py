@@ -213,3 +213,11 @@ def test_beta_sampling_counts_draws_half_and_applies_widening():
     picks = choices(drawn, draws=3000)
     assert abs(picks["E5"] - picks["C3"]) < 300 and picks[None] > 600  # both are 50% moves
     assert choices([cand("E5", 9, 5)], draws=50, widening=0.5) == {None: 50}
+
+
+def test_each_self_play_algorithm_has_one_rule_and_a_search_valued_book_none():
+    from obook.book.rules import ALGORITHMS, BETA, MBM, MINIMAX, MVBM, self_play_rule
+
+    assert {a for a in ALGORITHMS if self_play_rule(a) is not None} == {MBM, MVBM, BETA}
+    assert self_play_rule(MINIMAX) is None
+    assert (self_play_rule(MBM).threshold, self_play_rule(MVBM).threshold, self_play_rule(BETA).threshold) == (0.5, 0.1, None)
