@@ -48,6 +48,7 @@ from obook.stats import wilson_interval
 
 COLOR_LETTER = {BLACK: "B", WHITE: "W"}
 COLOR_WORD = {BLACK: "black", WHITE: "white"}
+GAME_PLACEHOLDER = "{game}"
 
 
 class MatchError(ObookError):
@@ -67,6 +68,12 @@ class EngineSpec:
     @property
     def is_obook(self) -> bool:
         return self.config is not None
+
+    def argv_for(self, index: int) -> list[str]:
+        """The command line of game ``index``: ``{game}`` in a GTP command becomes the game's number,
+        so that ``gnugo --seed {game}`` plays game i with seed i in every match (two series of the
+        same opponent are then paired game by game, and such an engine is started anew each game)."""
+        return [arg.replace(GAME_PLACEHOLDER, str(index)) for arg in self.argv]
 
 
 def parse_engine(text: str, seconds: float | None = None) -> EngineSpec:
@@ -191,18 +198,23 @@ class _Side:
         self.name = spec.label
         self.cleanup_command = "genmove"
         self.book_stats = False  # the engine answers obook-book_stats (an obook engine with a book)
+        self.argv: list[str] = []  # the running process's command line
         self.stop = stop
         self._starting = threading.Lock()
 
-    def start(self) -> None:
-        if self.client is not None and self.client.process.poll() is None:
+    def start(self, index: int = 0) -> None:
+        """Have the engine for game ``index`` running: the one already running unless it died or its
+        command line for this game differs (``{game}``)."""
+        argv = self.spec.argv_for(index)
+        if self.client is not None and self.client.process.poll() is None and argv == self.argv:
             return
         self.close()
         try:
             with self._starting:
                 if self.stop.is_set():
                     raise MatchError(f"engine {self.role} ({self.spec.label}): the match was stopped")
-                self.client = GTPClient(self.spec.argv)
+                self.client = GTPClient(argv)
+                self.argv = argv
             name = self.client.send("name")
             try:
                 version = self.client.send("version")
@@ -291,7 +303,7 @@ def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRe
 
     for side in (a, b):
         try:
-            side.start()
+            side.start(index)
             side.client.send(f"boardsize {settings.size}")
             side.client.send("clear_board")
             side.client.send(f"komi {settings.komi:g}")

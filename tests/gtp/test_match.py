@@ -284,3 +284,19 @@ def test_a_match_ends_when_its_listener_says_so(tmp_path):
     # a game a free engine pair began before the listener's answer is played out and counted
     assert heard[0] == 0 and len(heard) <= 2 and [r.index for r in records] == sorted(heard)
     assert summary.games == len(heard) and len(list(tmp_path.iterdir())) == len(heard)
+
+
+def test_a_game_numbered_command_pairs_two_matches_game_by_game(gnugo_path, tmp_path):
+    """``{game}`` in a GTP command becomes the game's number and the engine starts anew each game,
+    so a game of one match replays exactly in another match that gives its engines the same seeds
+    (how two series against GNU Go, with and without a book, are paired on its seeds)."""
+    gnugo = gnugo_command(gnugo_path, level=1)
+    numbered = parse_engine(f"gtp:{gnugo} --seed {{game}}")
+    assert numbered.argv_for(3)[-2:] == ["--seed", "3"] and numbered.argv[-1] == "{game}"
+    settings = MatchSettings(games=3, size=7, komi=7.5, parallel=1, sgf_dir=tmp_path / "paired")
+    _, paired = run_match(numbered, numbered, settings)
+    _, alone = run_match(parse_engine(f"gtp:{gnugo} --seed 2"), parse_engine(f"gtp:{gnugo} --seed 2"),
+                         MatchSettings(games=1, size=7, komi=7.5, sgf_dir=tmp_path / "alone"))
+    moves = [read_sgf(record.sgf).position.moves for record in paired]
+    assert read_sgf(alone[0].sgf).position.moves == moves[2]  # game 2: seed 2 on both sides, fresh engines
+    assert moves[0] != moves[2]  # other seeds, other games
