@@ -55,14 +55,15 @@ def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int
     a = deep_engine(plain, moves, factor, out.with_suffix(".deep-moves.sqlite"))
     b = parse_engine(f"obook:{plain}")
     sgf_dir = out.with_suffix("") / f"P{playouts}-k{moves}-x{factor:g}" / f"from-{done:04d}"
-    settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel, sgf_dir=sgf_dir)
+    settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel, sgf_dir=sgf_dir,
+                             first_game=done)
     sgf_dir.mkdir(parents=True, exist_ok=True)
     engine = dataclasses.asdict(b.config)
     print(f"P={playouts} k={moves} factor={factor:g}: {done} games recorded, playing {games - done}",
           file=sys.stderr, flush=True)
 
     def record(game) -> None:
-        row = {"playouts": playouts, "moves": moves, "factor": factor, "game": done + game.index,
+        row = {"playouts": playouts, "moves": moves, "factor": factor, "game": game.index,
                "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
                "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engine": engine}
         with out.open("a") as handle:

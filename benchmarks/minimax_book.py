@@ -118,7 +118,7 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
     def record(game) -> None:
         used = game.book.get("A") or {}
         append(out, {"kind": "game", "book": series, "checkpoint": checkpoint, "playouts": playouts,
-                     "game": done + game.index, "a_color": game.a_color, "winner": game.winner,
+                     "game": game.index, "a_color": game.a_color, "winner": game.winner,
                      "result": game.result, "reason": game.reason, "moves_played": game.moves,
                      "book_moves": used.get("book_moves"), "left_at": used.get("left_at"), "sgf": game.sgf})
 
@@ -126,7 +126,8 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
     options += [f"vs-{re.sub(r'[^A-Za-z0-9.]+', '', o)}" for o in opponent.split(",") if o]
     folder = f"{book}-{checkpoint}" + "".join(f"-{o}" for o in options)
     sgf_dir = out.with_suffix("") / folder / f"from-{done:04d}"  # every game, to audit the lines
-    run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir),
+    run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir,
+                                  first_game=done),
               on_game=record)
 
 

@@ -90,7 +90,8 @@ def play(args: argparse.Namespace) -> None:
     b = pachi_engine(pachi, args.seconds, args.playouts, args.pachi_options)
     sgf_dir = args.out.with_suffix("") / f"{args.run}-{budget}" / f"from-{done:04d}"
     # No GTP time settings: Pachi's -t overrides them, and it refuses a fractional time_settings.
-    settings = MatchSettings(games=args.games - done, size=args.size, komi=KOMI, parallel=args.parallel, sgf_dir=sgf_dir)
+    settings = MatchSettings(games=args.games - done, size=args.size, komi=KOMI, parallel=args.parallel,
+                             sgf_dir=sgf_dir, first_game=done)
     load_average = [round(x, 2) for x in os.getloadavg()]
     engine = dataclasses.asdict(a.config)
     print(f"{budget} ({args.run}): {done} games recorded, playing {args.games - done}; load {load_average}",
@@ -99,7 +100,7 @@ def play(args: argparse.Namespace) -> None:
     def record(game) -> None:
         check = gnugo_count(Path(game.sgf)) if args.gnugo and game.reason in ("score", "move cap") else None
         row = {"run": args.run, "budget": budget, "seconds": args.seconds if args.playouts is None else None,
-               "playouts": args.playouts, "config": args.config, "game": done + game.index,
+               "playouts": args.playouts, "config": args.config, "game": game.index,
                "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
                "gnugo_result": check, "moves_played": game.moves, "engine_seconds": game.seconds,
                "engine_moves": game.engine_moves, "detail": game.detail, "sgf": game.sgf,

@@ -112,13 +112,13 @@ def run_test(spec: TestSpec, args: argparse.Namespace) -> TestState:
     engines = {"A": dataclasses.asdict(a.config), "B": dataclasses.asdict(b.config)}
     sgf_dir = args.out.with_suffix("") / _folder(spec) / f"from-{first:05d}"
     settings = MatchSettings(games=args.max_games - len(rows), size=args.size, komi=args.komi, parallel=args.parallel,
-                             sgf_dir=sgf_dir)
+                             sgf_dir=sgf_dir, first_game=first)
     print(f"{spec.name}: {len(rows)} games recorded, LLR {current.llr:.2f} in {_bounds(current)}; playing on",
           file=sys.stderr, flush=True)
 
     def record(game) -> bool:
         row = {"test": spec.test, "base": spec.base, "budget": spec.budget, "size": spec.size, "komi": spec.komi,
-               "game": first + game.index,
+               "game": game.index,
                "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
                "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engines": engines}
         with args.out.open("a") as handle:

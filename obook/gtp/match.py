@@ -156,10 +156,13 @@ class MatchSettings:
     max_moves: int = 0  # 0: 3 * size * size
     sgf_dir: Path | None = None
     cleanup_playouts: int = 500  # referee playouts that decide whether a clean-up phase is needed
+    first_game: int = 0  # the number of the first game (a series that continues: colours and {game} go on)
 
     def __post_init__(self) -> None:
         if self.games < 1:
             raise MatchError("--games must be at least 1")
+        if self.first_game < 0:
+            raise MatchError("the first game's number must not be negative")
         if not 2 <= self.size <= 19:
             raise MatchError(f"--size {self.size} is outside 2..19")
         if self.parallel < 1:
@@ -504,7 +507,8 @@ def run_match(
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="match") as pool:
             try:
-                games += [pool.submit(engines.play, index, settings) for index in range(settings.games)]
+                games += [pool.submit(engines.play, index, settings)
+                          for index in range(settings.first_game, settings.first_game + settings.games)]
                 for game in as_completed(games):
                     if game.cancelled():
                         continue

@@ -297,6 +297,10 @@ def test_a_game_numbered_command_pairs_two_matches_game_by_game(gnugo_path, tmp_
     _, paired = run_match(numbered, numbered, settings)
     _, alone = run_match(parse_engine(f"gtp:{gnugo} --seed 2"), parse_engine(f"gtp:{gnugo} --seed 2"),
                          MatchSettings(games=1, size=7, komi=7.5, sgf_dir=tmp_path / "alone"))
+    _, continued = run_match(numbered, numbered, MatchSettings(games=1, size=7, komi=7.5, first_game=2,
+                                                               sgf_dir=tmp_path / "continued"))
     moves = [read_sgf(record.sgf).position.moves for record in paired]
     assert read_sgf(alone[0].sgf).position.moves == moves[2]  # game 2: seed 2 on both sides, fresh engines
+    assert continued[0].index == 2 and continued[0].a_color == "B"  # a series that goes on numbers on
+    assert read_sgf(continued[0].sgf).position.moves == moves[2]
     assert moves[0] != moves[2]  # other seeds, other games
