@@ -9,7 +9,10 @@ checkpoint of the same build. Every game is appended to ``--out`` as a JSON line
 moves A played and the path of its SGF (saved under ``--out``'s name), and every build phase with
 its seconds, so an interrupted run continues where it stopped (the build resumes from the store). ``--report`` prints the table of what is recorded.
 ``--opponent OPTIONS`` plays against another engine (one no opponent model used) and
-``--without-book`` against it without the book, the baseline of the book's gain there.
+``--without-book`` against it without the book, the baseline of the book's gain there. With
+``{game}`` in a GTP opponent (``"gtp:gnugo --mode gtp --level 10 --chinese-rules --seed {game}"``) game i
+of both series meets the opponent on seed i, and the report adds the book's gain over the games both
+played, paired game by game, with its 95% interval.
 
     python benchmarks/minimax_book.py --db /tmp/mm.db --book mm300 --search-playouts 30000 \\
         --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2 [--expansion reach]
@@ -25,7 +28,7 @@ import time
 from pathlib import Path
 
 from obook.book.rules import ALGORITHMS, MINIMAX
-from obook.stats import wilson_interval
+from obook.stats import paired_difference, wilson_interval
 
 DEFAULT_OUT = Path("docs/book-results/minimax.jsonl")
 
@@ -158,6 +161,31 @@ def report(rows: list[dict]) -> list[dict]:
     return table
 
 
+def paired_gains(rows: list[dict]) -> list[dict]:
+    """The book's gain where a series with the book and its ``[no book]`` baseline met an opponent on
+    the same seeds (``{game}`` in its command: game i of both series met the same opponent): the
+    mean of the per-game differences over the game numbers both played, with its 95% interval."""
+    scores: dict[tuple, dict[int, float]] = {}
+    for r in rows:
+        if r.get("kind") == "game" and " vs " in r["book"] and "{game}" in r["book"]:
+            won = 1.0 if r["winner"] == "A" else 0.5 if r["winner"] is None else 0.0
+            scores.setdefault((r["book"], r["checkpoint"]), {})[r["game"]] = won
+    gains = []
+    for (series, checkpoint), games in sorted(scores.items()):
+        if " [no book]" in series:
+            continue
+        opponent = series.split(" vs ", 1)[1]
+        baseline = scores.get((series_name(base_book(series), "", opponent, without_book=True), checkpoint), {})
+        common = sorted(set(games) & set(baseline))
+        if not common:
+            continue
+        gain, low, high = paired_difference([games[g] for g in common], [baseline[g] for g in common])
+        gains.append({"book": series, "expansions": checkpoint, "games": len(common), "gain": gain,
+                      "ci95": [low, high], "with_book": sum(games[g] for g in common) / len(common),
+                      "without_book": sum(baseline[g] for g in common) / len(common)})
+    return gains
+
+
 def plot_curves(table: list[dict], spec: str, path: Path) -> None:
     """One panel per ``title=series,series;...`` group of ``spec``; a series is one book's checkpoints,
     or several books' joined by ``+`` (checkpoints of separate builds of one configuration)."""
@@ -256,6 +284,11 @@ def main() -> None:
               f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games "
               f"(as Black {100 * (row['as_black'] or 0):.1f}%, as White {100 * (row['as_white'] or 0):.1f}%), "
               + (f"{row['mean_book_moves']:.2f} book moves a game" if row['mean_book_moves'] is not None else "-"))
+    for gain in paired_gains(load(args.out)):
+        low, high = gain["ci95"]
+        print(f"{gain['book']}: {gain['expansions']} expansions, paired on the opponent's seeds over {gain['games']} "
+              f"games: with the book {100 * gain['with_book']:.1f}%, without {100 * gain['without_book']:.1f}%, "
+              f"gain {100 * gain['gain']:+.1f} points [{100 * low:+.1f}, {100 * high:+.1f}]")
     if args.plot:
         plot_curves(report(load(args.out)), args.curves, args.plot)
 

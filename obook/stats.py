@@ -18,6 +18,21 @@ def wilson_interval(successes: float, trials: int, z: float = 1.959963984540054)
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def paired_difference(first: Sequence[float], second: Sequence[float],
+                      z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """The mean of ``first[i] - second[i]`` (two series' scores of the same games, e.g. with and
+    without a book against an opponent on the same seeds) and its 95% interval from the pairs'
+    own variance: what pairing removes (the seed's share of the result) leaves the interval."""
+    if len(first) != len(second) or not first:
+        raise ValueError("a paired difference needs two series of the same, non-zero length")
+    differences = [a - b for a, b in zip(first, second)]
+    n = len(differences)
+    mean = sum(differences) / n
+    variance = sum((d - mean) ** 2 for d in differences) / (n - 1) if n > 1 else 1.0
+    half = z * math.sqrt(variance / n)
+    return mean, mean - half, mean + half
+
+
 def logistic_score(elo: float) -> float:
     """The expected score of a player ``elo`` logistic Elo points stronger than its opponent."""
     return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))

@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from minimax_book import base_book, report, series_name  # noqa: E402
+from minimax_book import base_book, paired_gains, report, series_name  # noqa: E402
 
 
 def game(series, index, winner, a_color="B"):
@@ -47,3 +47,18 @@ def test_series_against_another_opponent_are_named_apart_and_only_the_books_shar
     assert table[with_book]["score"] == 1.0 and table[baseline]["score"] == 0.0
     assert table[with_book]["build_minutes"] == 1.0 and table[with_book]["playouts_millions"] == 1.0
     assert table[baseline]["build_minutes"] == 0.0 and table[baseline]["playouts_millions"] is None  # no book played
+
+
+def test_series_on_the_same_opponent_seeds_are_compared_game_by_game():
+    gnugo = "gtp:gnugo --mode gtp --level 10 --seed {game}"
+    with_book, baseline = series_name("b1", "", gnugo), series_name("b1", "", gnugo, without_book=True)
+    # Game 0 and 1 won by both, game 2 only with the book, game 3 lost by both; game 4 has no pair yet.
+    rows = [game(with_book, i, w) for i, w in enumerate("AAABA")] + [game(baseline, i, w) for i, w in enumerate("AABB")]
+    rows += [game(series_name("b1", "", "gtp:gnugo --mode gtp"), 0, "A"),  # no seeds: no pairs
+             game(series_name("b1", "", "gtp:gnugo --mode gtp", without_book=True), 0, "B")]
+    (gain,) = paired_gains(rows)
+    assert (gain["book"], gain["games"]) == (with_book, 4)
+    assert (gain["with_book"], gain["without_book"], gain["gain"]) == (0.75, 0.5, 0.25)
+    low, high = gain["ci95"]
+    # Differences 0, 0, 1, 0: sample variance 1/4, so the half-width is 1.96 * sqrt(1/4 / 4).
+    assert (low, high) == (pytest.approx(0.25 - 0.49, abs=1e-3), pytest.approx(0.25 + 0.49, abs=1e-3))
