@@ -15,6 +15,8 @@ Every game is appended to ``--out`` (JSON lines with both engines' full configur
 SGF saved under ``--out``'s name), so an interrupted test continues where it stopped; ``--report``
 prints each recorded test's state. Each test is identified by its ``--test``, ``--base``, ``--budget``,
 ``--size`` and ``--komi``; its bounds may be changed between runs (the LLR is recomputed from the games).
+Every game records the H0 and H1 it was played under, and a test is judged by those unless
+``--elo0``/``--elo1`` are given.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ class TestState:
     interval: tuple[float, float]
     counts: list[int]
     llr: float
+    elo: tuple[float, float]  # H0 and H1, logistic Elo
     bounds: tuple[float, float]
 
     pairs_needed: int = 0
@@ -93,11 +96,26 @@ class TestState:
         return "H1 (accept)" if self.llr >= high else "H0 (reject)" if self.llr <= low else None
 
 
+DEFAULT_ELO = (0.0, 15.0)
+
+
+def hypotheses(rows: list[dict], args: argparse.Namespace) -> tuple[float, float]:
+    """The test's H0 and H1 in Elo: those given on the command line, else those its last game was
+    played under (so that ``--report`` judges each test by its own bounds), else ``DEFAULT_ELO``."""
+    recorded = next((r for r in reversed(rows) if "elo0" in r), None)
+    elo0 = args.elo0 if args.elo0 is not None else recorded["elo0"] if recorded else DEFAULT_ELO[0]
+    elo1 = args.elo1 if args.elo1 is not None else recorded["elo1"] if recorded else DEFAULT_ELO[1]
+    if elo1 <= elo0:
+        raise ObookError(f"H1 ({elo1:g} Elo) must be greater than H0 ({elo0:g} Elo)")
+    return elo0, elo1
+
+
 def state(rows: list[dict], args: argparse.Namespace) -> TestState:
     won = sum(game_score(r) for r in rows)
     counts = pentanomial(pair_scores(rows))
+    elo0, elo1 = hypotheses(rows, args)
     return TestState(games=len(rows), score=won / len(rows) if rows else 0.0, interval=wilson_interval(won, len(rows)),
-                     counts=counts, llr=sprt_llr(counts, args.elo0, args.elo1),
+                     counts=counts, llr=sprt_llr(counts, elo0, elo1), elo=(elo0, elo1),
                      bounds=sprt_bounds(args.alpha, args.beta), pairs_needed=args.min_pairs)
 
 
@@ -120,7 +138,8 @@ def run_test(spec: TestSpec, args: argparse.Namespace) -> TestState:
         row = {"test": spec.test, "base": spec.base, "budget": spec.budget, "size": spec.size, "komi": spec.komi,
                "game": game.index,
                "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
-               "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engines": engines}
+               "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engines": engines,
+               "elo0": current.elo[0], "elo1": current.elo[1]}
         with args.out.open("a") as handle:
             handle.write(json.dumps(row) + "\n")
         rows.append(row)
@@ -139,7 +158,7 @@ def _folder(spec: TestSpec) -> str:
 
 
 def _bounds(s: TestState) -> str:
-    return f"[{s.bounds[0]:.2f}, {s.bounds[1]:.2f}]"
+    return f"[{s.bounds[0]:.2f}, {s.bounds[1]:.2f}] (H0 {s.elo[0]:g} Elo, H1 {s.elo[1]:g})"
 
 
 def describe(spec: TestSpec, s: TestState) -> str:
@@ -153,8 +172,10 @@ def main() -> int:
     parser.add_argument("--test", default="", help="search options of engine A (over the defaults)")
     parser.add_argument("--base", default="", help="search options of engine B (default: the defaults)")
     parser.add_argument("--budget", default="playouts=2000", help="both engines' budget: playouts=N or seconds=T")
-    parser.add_argument("--elo0", type=float, default=0.0, help="H0: A's logistic Elo gain")
-    parser.add_argument("--elo1", type=float, default=15.0, help="H1: A's logistic Elo gain")
+    parser.add_argument("--elo0", type=float, default=None,
+                        help="H0: A's logistic Elo gain (default: the test's recorded H0, else 0)")
+    parser.add_argument("--elo1", type=float, default=None,
+                        help="H1: A's logistic Elo gain (default: the test's recorded H1, else 15)")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--beta", type=float, default=0.05)
     parser.add_argument("--max-games", type=int, default=2000)
@@ -166,12 +187,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="print every recorded test and stop")
     args = parser.parse_args()
-    if args.elo1 <= args.elo0:
+    if args.elo0 is not None and args.elo1 is not None and args.elo1 <= args.elo0:
         parser.error("--elo1 must be greater than --elo0")
     if args.report:
         for recorded in sorted({key(r) for r in load(args.out)}):
             spec = TestSpec(*recorded)
-            print(describe(spec, state(spec.rows(args.out), args)))
+            try:
+                print(describe(spec, state(spec.rows(args.out), args)))
+            except ObookError as exc:
+                parser.error(f"{spec.name}: {exc}")
         return 0
     for options in (args.test, args.base, args.budget):
         try:
@@ -179,7 +203,10 @@ def main() -> int:
         except ObookError as exc:
             parser.error(str(exc))
     spec = TestSpec(args.test, args.base, args.budget, args.size, args.komi)
-    print(describe(spec, run_test(spec, args)))
+    try:
+        print(describe(spec, run_test(spec, args)))
+    except ObookError as exc:
+        parser.error(str(exc))
     return 0
 
 

@@ -72,6 +72,18 @@ def test_a_test_stops_at_its_games_and_continues_in_pairs(tmp_path):
     assert report.stdout.count("prior_model=off vs default at playouts=20 (5x5, komi 0.5): 3 games") == 1
 
 
+def test_a_test_is_judged_by_the_hypotheses_its_games_were_played_under(tmp_path):
+    played = run(tmp_path, "--max-games", "2", "--elo0", "-10", "--elo1", "40")
+    assert played.returncode == 0, played.stderr
+    rows = [json.loads(line) for line in (tmp_path / "sprt.jsonl").read_text().splitlines()]
+    assert {(r["elo0"], r["elo1"]) for r in rows} == {(-10.0, 40.0)}
+    assert "(H0 -10 Elo, H1 40)" in run(tmp_path, "--report").stdout
+    assert "(H0 0 Elo, H1 15)" in run(tmp_path, "--report", "--elo0", "0", "--elo1", "15").stdout
+    refused = run(tmp_path, "--report", "--elo0", "50")  # above the recorded H1
+    assert refused.returncode == 2 and "must be greater than H0 (50 Elo)" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
 def test_a_misspelt_option_is_refused_before_any_game(tmp_path):
     refused = run(tmp_path, "--base", "prior_modle=off")
     assert refused.returncode == 2 and "unknown search option 'prior_modle'" in refused.stderr
