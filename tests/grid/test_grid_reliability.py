@@ -74,8 +74,11 @@ def test_a_poison_game_is_set_aside_and_the_build_ends(grid):
 def test_a_driver_clock_ten_minutes_ahead_resends_no_game(grid):
     target = 6
     grid.lease_seconds = 4.0  # far below the offset: the driver would take every lease by its clock
+    grid.obook("db", "upgrade")
     for _ in range(2):
         grid.start_worker()
+    # A lease that ends before any worker has started is rightly sent again: start the clock with them.
+    wait_until(lambda: grid.sql("SELECT count(*) FROM workers")[0][0] >= 2, 180, what="both workers to announce")
     grid.start_driver("clock", target, *SLOWER_OPTIONS, env={"OBOOK_TEST_CLOCK_OFFSET": "600"})
     wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
     assert grid.driver.returncode == 0, grid.logs_text()[-4000:]
