@@ -4,7 +4,8 @@ In order, the first rule that yields a candidate chooses the move (uniformly amo
 
 1. save-atari: capture the last move's string when it is in atari; when an own string next to the
    last move is in atari, capture a neighbouring string in atari, or extend at the liberty when
-   that leaves at least two liberties;
+   that leaves at least two liberties (``heavy-ladder``: unless that only crawls along the first
+   line into capture, ``first_line_ladder``);
 2. low liberties (Fuego's rule): extend an own string the last move left with two liberties when
    that gives it three; atari the last move's string when it has two liberties and could not run;
 3. patterns: the empty points around the last move that match a 3x3 shape (hane, cut, edge moves
@@ -130,8 +131,56 @@ def _push(out, n, p):
 
 
 @hot(inline="always")
-def _save_atari_moves(b, last, c, out):
-    """Moves that save an own string in atari next to the last move."""
+def _adjacent(b, p, q):
+    w = b.scalars[WIDTH]
+    d = p - q
+    return d == 1 or d == -1 or d == w or d == -w
+
+
+@hot(inline="always")
+def first_line_ladder(b, lib, c, libs):
+    """True when ``c``'s string in atari whose liberty ``lib`` is on the first line, touching one
+    stone of it on the second line, would only crawl along the edge into capture by extending
+    there: the opponent's stones beside that stone on the second line have liberties to spare and
+    no own stone two points along the edge from ``lib`` on both sides breaks the chase (Pachi's
+    cheap check of the ladders its playouts meet most, ``is_border_ladder``). Counter-captures are
+    the caller's to rule out. ``libs``: three cells of scratch."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    inward = 0
+    borders = 0
+    own = 0
+    for q in (lib - w, lib - 1, lib + 1, lib + w):
+        v = b.color[q]
+        if v == BORDER:
+            borders += 1
+            inward = lib - q
+        elif v == c:
+            own += 1
+    s = lib + inward
+    if borders != 1 or own != 1 or b.color[s] != c:
+        return False
+    along = 1 if inward == w or inward == -w else w
+    if b.color[lib + 2 * along] == c and b.color[lib - 2 * along] == c:
+        return False
+    for d in (along, -along):
+        g = s + d
+        if b.color[g] != opp:
+            return False
+        n = string_liberties(b, b.root[g], libs)
+        if n < 2:
+            return False
+        # Blocking at lib + d must not put that string in atari itself.
+        if n == 2 and (b.color[lib + 2 * d] != EMPTY or _adjacent(b, libs[0], libs[1])):
+            return False
+    return True
+
+
+@hot(inline="always")
+def _save_atari_moves(b, last, c, out, ladders):
+    """Moves that save an own string in atari next to the last move. With ``ladders`` an extension
+    that only crawls along the first line into capture (``first_line_ladder``) is not one, unless
+    a counter-capture could save the string instead."""
     w = b.scalars[WIDTH]
     opp = 3 - c
     n = 0
@@ -142,9 +191,11 @@ def _save_atari_moves(b, last, c, out):
         if not in_atari(b, r):
             continue
         lib = atari_liberty(b, r)
+        extension = n
         if _playable(b, lib, c) and liberties_after(b, lib, c) >= 2:
             n = _push(out, n, lib)
         # Capturing a neighbour of the string in atari also saves it.
+        counter = False
         s = r
         while True:
             for e in (s - w, s - 1, s + 1, s + w):
@@ -152,9 +203,12 @@ def _save_atari_moves(b, last, c, out):
                     cap = atari_liberty(b, b.root[e])
                     if _playable(b, cap, c):
                         n = _push(out, n, cap)
+                        counter = True
             s = b.next_stone[s]
             if s == r:
                 break
+        if ladders and not counter and n > extension and first_line_ladder(b, lib, c, out[out.shape[0] - 3:]):
+            n = extension  # the extension, pushed last, is withdrawn
     return n
 
 
@@ -243,12 +297,13 @@ def _random_move(b, c, rng):
 
 
 @hot(inline="always")
-def heavy_move(b, rng, out):
-    """The ``heavy`` policy's move for the side to move (see the module docstring)."""
+def heavy_move(b, rng, out, ladders):
+    """The ``heavy`` policy's move for the side to move (see the module docstring); ``ladders``: the
+    ``heavy-ladder`` variant (rule 1 reads first-line ladders)."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
-        n = _save_atari_moves(b, last, c, out)
+        n = _save_atari_moves(b, last, c, out, ladders)
         if b.color[last] == 3 - c and in_atari(b, b.root[last]):
             cap = atari_liberty(b, b.root[last])
             if cap != b.scalars[KO_POINT] and is_legal(b, cap, c):
@@ -275,4 +330,4 @@ def heavy_move(b, rng, out):
     return p
 
 
-__all__ = ["heavy_move", "PATTERN_TABLE", "pattern_code", "liberties_after", "SHAPES", "WHITE"]
+__all__ = ["first_line_ladder", "heavy_move", "PATTERN_TABLE", "pattern_code", "liberties_after", "SHAPES", "WHITE"]

@@ -12,7 +12,8 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
   the probability (50/N1 % each) and the N2 other valid moves share the other 50% (all of it goes to
   captures when N2 = 0).
 - ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
-  ``heavy.py``.
+  ``heavy.py``. ``HEAVY_LADDER`` (``heavy-ladder``): the same, except that a string in atari is not
+  extended along the first line into a ladder that captures it (Pachi's default border-ladder check).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from obook.rng import advance, below, rand_below, rand_float
 LIGHT = 0
 ATARI50 = 1
 HEAVY = 2
-POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY}
+HEAVY_LADDER = 3
+POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY, "heavy-ladder": HEAVY_LADDER}
 
 
 def policy_code(name: str) -> int:
@@ -106,8 +108,8 @@ def select_move(b, policy, rng, scratch):
                 return scratch[rand_below(rng, n1)]
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
-    if policy == HEAVY:
-        return heavy_move(b, rng, scratch)
+    if policy == HEAVY or policy == HEAVY_LADDER:
+        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 

@@ -7,6 +7,7 @@ from obook.go import board as rules
 from obook.playout.policies import (
     ATARI50,
     HEAVY,
+    HEAVY_LADDER,
     LIGHT,
     new_scratch,
     playout_batch,
@@ -149,6 +150,74 @@ def test_heavy_extends_a_string_in_atari_next_to_the_last_move():
         . . . . .
         """, "B", "C1")
     assert heavy_choices(position) == {"D2"}
+
+
+# White E3 ataris Black E2; extending at E1 leaves two liberties, D1 and F1, but White's atari at
+# either sends Black crawling along the first line into White's wall: a first-line ladder.
+FIRST_LINE_LADDER = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . O X O .
+    . . . . . . .
+    """
+
+
+def test_heavy_extends_into_a_first_line_ladder_and_heavy_ladder_does_not():
+    position = after_last_move(FIRST_LINE_LADDER, "W", "E3")
+    assert heavy_choices(position) == {"E1"}
+    # Rule 1 has no move left; the later rules answer E3 elsewhere (its hane at D3 and F3).
+    choices = {position.vertex(p) for p in move_counts(position, HEAVY_LADDER, 400, seed=11)}
+    assert "E1" not in choices and choices
+
+
+def ladder_choices(ascii_board: str, last: str) -> set[str]:
+    position = after_last_move(ascii_board, "W", last)
+    return {position.vertex(p) for p in move_counts(position, HEAVY_LADDER, 400, seed=11)}
+
+
+def test_heavy_ladder_extends_when_own_stones_wait_on_both_sides():
+    board = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . O X O .
+    . . X . . . X
+    """
+    assert ladder_choices(board, "E3") == {"E1"}
+
+
+def test_heavy_ladder_extends_when_a_blocking_stone_would_put_itself_in_atari():
+    # White D2 has two liberties, C2 and D1, and Black C1 waits beyond D1: after Black E1, White's
+    # block at D1 is a self-atari, so the chase does not work.
+    board = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . X . . .
+    . . . O X O .
+    . . X . . . .
+    """
+    assert ladder_choices(board, "E3") == {"E1"}
+
+
+def test_heavy_ladder_keeps_the_extension_when_a_counter_capture_exists():
+    # White's atari at E3 is itself in atari (E4): capturing it saves E2, so the extension stays.
+    board = """
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . . . . .
+    . . . X . X .
+    . . . O X O .
+    . . . . . . .
+    """
+    assert ladder_choices(board, "E3") == {"E1", "E4"}
 
 
 def test_heavy_ataris_a_two_liberty_string_that_cannot_run():
