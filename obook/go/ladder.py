@@ -22,6 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from obook.go.board import (
+    EMPTY,
     KO_POINT,
     NO_POINT,
     TO_MOVE,
@@ -188,10 +189,25 @@ def read_ladder(b, first, mover, target, defender, sc, budget):
             v = 1
 
 
+@hot(inline="always")
+def _open_points(b, p, taken):
+    """The empty neighbours of ``p`` other than ``taken``: liberties a string extended at ``p`` has
+    at least, whatever else it joins or captures."""
+    w = b.scalars[WIDTH]
+    n = 0
+    for q in (p - w, p - 1, p + 1, p + w):
+        if b.color[q] == EMPTY and q != taken:
+            n += 1
+    return n
+
+
 @hot
 def escape_is_laddered(b, p, c, sc):
     """True when ``c`` extending at ``p`` (the liberty of an own string in atari) runs into a ladder
-    that works: the other colour then captures the string by the chase."""
+    that works: the other colour then captures the string by the chase. An extension into three
+    open points has escaped: no reading (the reader would stop at its first ply)."""
+    if _open_points(b, p, NO_POINT) >= 3:
+        return False
     return read_ladder(b, p, c, p, c, sc, LADDER_BUDGET)
 
 
@@ -222,7 +238,10 @@ def ladder_units(b, p, c, sc):
         elif v == opp and not starts and r != read and not in_atari(b, r):
             read = r
             if string_liberties(b, r, sc.libs) == 2:
-                starts = atari_ladders(b, p, c, q, sc)
+                # The string extends at its other liberty; into three open points it has escaped.
+                other = sc.libs[1] if sc.libs[0] == p else sc.libs[0]
+                if _open_points(b, other, p) < 3:
+                    starts = atari_ladders(b, p, c, q, sc)
     return np.int64(starts) - np.int64(escape)
 
 

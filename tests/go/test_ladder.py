@@ -1,10 +1,20 @@
 """Ladder reading: working ladders, ladders broken by a stone in their path, ladders along the edge,
 and the ataris that start them."""
 
+import random
+
 import numpy as np
 
-from obook.go.board import BLACK, NO_POINT, WHITE, recompute_hash
-from obook.go.ladder import atari_ladders, escape_is_laddered, ladder_units, new_ladder_scratch, read_ladder
+from obook.go.board import BLACK, NO_POINT, PASS, WHITE, WIDTH, in_atari, is_eye, recompute_hash
+from obook.go.ladder import (
+    LADDER_BUDGET,
+    atari_ladders,
+    escape_is_laddered,
+    ladder_units,
+    new_ladder_scratch,
+    read_ladder,
+)
+from obook.go.tactics import string_liberties
 from obook.go.position import Position
 
 # White D4 is in atari (liberty E4); extending there leaves two liberties, E3 and F4, and the chase
@@ -138,3 +148,42 @@ def test_reading_leaves_the_position_alone():
     for name, array in before.items():
         assert np.array_equal(array, getattr(position.board, name)), name
     assert recompute_hash(position.board) == position.board.hash[0]
+
+
+def full_read_units(b, p, c, sc) -> int:
+    """``ladder_units`` as it was before its shortcuts: every escape and every atari of a two-liberty
+    string read out by ``read_ladder``."""
+    w = int(b.scalars[WIDTH])
+    escape = starts = done = False
+    read = None
+    for q in (p - w, p - 1, p + 1, p + w):
+        v, r = int(b.color[q]), int(b.root[q])
+        if v == c and not done and in_atari(b, r):
+            escape, done = bool(read_ladder(b, p, c, p, c, sc, LADDER_BUDGET)), True
+        elif v == 3 - c and not starts and r != read and not in_atari(b, r):
+            read = r
+            if string_liberties(b, r, sc.libs) == 2:
+                starts = bool(read_ladder(b, p, c, q, 3 - c, sc, LADDER_BUDGET))
+    return int(starts) - int(escape)
+
+
+def test_the_shortcuts_give_the_full_reading_s_verdict_on_random_positions():
+    rng = random.Random(3)
+    verdicts = {-1: 0, 0: 0, 1: 0}
+    for game in range(40):
+        size = (7, 9, 11)[game % 3]
+        position = Position(size=size, komi=7.5)
+        for _ in range(rng.randrange(10, size * size)):
+            moves = [m for m in position.legal_moves() if not is_eye(position.board, m, position.to_move)]
+            if not moves:
+                break
+            position.play(rng.choice(moves))
+        sc = new_ladder_scratch(size)
+        b, c = position.board, position.to_move
+        for p in position.legal_moves():
+            if p == PASS:
+                continue
+            units = int(ladder_units(b, p, c, sc))
+            assert units == full_read_units(b, p, c, sc), (position.vertex(p), game)
+            verdicts[units] += 1
+    assert verdicts[-1] > 0 and verdicts[1] > 0  # the positions hold working ladders both ways
