@@ -4,7 +4,11 @@ Run by hand, on a quiet machine: ``python benchmarks/pachi_match.py [--seconds 0
 (``scripts/build_pachi.sh`` builds the Pachi binary first). obook plays its default configuration
 (plus ``--config``) and Pachi ``pachi -t S threads=1`` (S seconds a move, GTP time settings
 ignored), so both sides think the same time on one core each; ``--playouts N`` instead gives both a
-fixed budget (obook ``playouts=N``, Pachi ``-t =N``; Pachi's least is 500). Colours alternate;
+fixed budget (obook ``playouts=N``, Pachi ``-t =N``; Pachi's least is 500). With a wall-time
+budget Pachi stops a move early once its second-best move cannot catch up (it spends about 0.1 s
+of 0.25 and 0.3 s of 1), so equal budgets are not equal spending: ``--pachi-playouts N`` keeps
+obook on ``--seconds`` and gives Pachi ``-t =N`` instead (N what Pachi searches in that time; the
+report's seconds a move show both sides' spending). Colours alternate;
 9x9, komi 7.5, Chinese (area) rules. ``obook match``'s referee checks every move and counts
 finished games by area after a clean-up phase; GNU Go's ``--score aftermath`` counts the saved SGF
 again as a third party (``gnugo_result``; ``--no-gnugo`` skips it), and the report says how often
@@ -73,21 +77,26 @@ def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def budget_key(seconds: float | None, playouts: int | None) -> str:
-    return f"P{playouts}" if playouts is not None else f"{seconds:g}s"
+def budget_key(seconds: float | None, playouts: int | None, pachi_playouts: int | None = None) -> str:
+    """The budget a row is recorded under: ``P600``, ``0.25s``, or ``1s-pachiP16000`` (obook by time,
+    Pachi by playouts)."""
+    if playouts is not None:
+        return f"P{playouts}"
+    return f"{seconds:g}s" + (f"-pachiP{pachi_playouts}" if pachi_playouts is not None else "")
 
 
 def play(args: argparse.Namespace) -> None:
     pachi = Path(args.pachi)
     if not os.access(pachi, os.X_OK):
         raise MatchError(f"no Pachi binary at {pachi}: build it with scripts/build_pachi.sh")
-    budget = budget_key(args.seconds, args.playouts)
+    budget = budget_key(args.seconds, args.playouts, args.pachi_playouts)
     budget = budget if args.size == SIZE else f"{budget}-{args.size}x{args.size}"
     done = sum(1 for r in load(args.out) if (r["budget"], r["config"], r["run"]) == (budget, args.config, args.run))
     if done >= args.games:
         return
     a = obook_engine(args.config, args.seconds, args.playouts)
-    b = pachi_engine(pachi, args.seconds, args.playouts, args.pachi_options)
+    pachi_playouts = args.playouts if args.pachi_playouts is None else args.pachi_playouts
+    b = pachi_engine(pachi, args.seconds, pachi_playouts, args.pachi_options)
     sgf_dir = args.out.with_suffix("") / f"{args.run}-{budget}" / f"from-{done:04d}"
     # No GTP time settings: Pachi's -t overrides them, and it refuses a fractional time_settings.
     settings = MatchSettings(games=args.games - done, size=args.size, komi=KOMI, parallel=args.parallel,
@@ -152,6 +161,8 @@ def main() -> int:
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--seconds", type=float, default=0.25, help="seconds a move for both (default 0.25)")
     budget.add_argument("--playouts", type=int, default=None, help="fixed playouts a move for both instead")
+    parser.add_argument("--pachi-playouts", type=int, default=None,
+                        help="with --seconds: Pachi plays N playouts a move (-t =N) instead of its early-stopping clock")
     parser.add_argument("--games", type=int, default=100, help="games of this run and budget, in all")
     parser.add_argument("--parallel", type=int, default=1, help="games at once (each side uses one core)")
     parser.add_argument("--config", default="", help="obook search options besides the defaults and the budget")
@@ -165,6 +176,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.seconds is not None and args.seconds <= 0:
         parser.error("--seconds must be positive")
+    if args.pachi_playouts is not None and args.playouts is not None:
+        parser.error("--pachi-playouts goes with --seconds (--playouts already fixes both sides)")
     if not args.report:
         try:
             play(args)

@@ -18,7 +18,7 @@ from obook.gtp.match import MatchError
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from pachi_match import gnugo_count, pachi_engine  # noqa: E402
+from pachi_match import budget_key, gnugo_count, pachi_engine  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +38,11 @@ def test_pachi_runs_on_one_thread_with_a_forced_budget(tmp_path):
     assert pachi_engine(fake, None, 600, "resign_threshold=0").argv[4:] == ["=600", "threads=1,resign_threshold=0"]
     with pytest.raises(MatchError, match="at least 500 playouts"):
         pachi_engine(fake, None, 499)
+
+
+def test_each_budget_is_recorded_under_its_own_key():
+    assert budget_key(0.25, None) == "0.25s" and budget_key(None, 600) == "P600"
+    assert budget_key(1.0, None, 16000) == "1s-pachiP16000"
 
 
 def test_one_short_game_against_pachi_is_played_out_and_counted(pachi_path, gnugo_path, tmp_path):
