@@ -5,8 +5,8 @@ Run by hand, on a quiet machine: ``python benchmarks/pachi_match.py [--seconds 0
 (plus ``--config``) and Pachi ``pachi -t S threads=1`` (S seconds a move, GTP time settings
 ignored), so both sides think the same time on one core each; ``--playouts N`` instead gives both a
 fixed budget (obook ``playouts=N``, Pachi ``-t =N``; Pachi's least is 500). With a wall-time
-budget Pachi stops a move early once its second-best move cannot catch up (it spends about 0.1 s
-of 0.25 and 0.3 s of 1), so equal budgets are not equal spending: ``--pachi-playouts N`` keeps
+budget Pachi stops a move early (on a quiet machine it spends about 0.1 s a move at 0.25 s and at
+1 s alike), so equal budgets are not equal spending: ``--pachi-playouts N`` keeps
 obook on ``--seconds`` and gives Pachi ``-t =N`` instead (N what Pachi searches in that time; the
 report's seconds a move show both sides' spending). Colours alternate;
 9x9, komi 7.5, Chinese (area) rules. ``obook match``'s referee checks every move and counts

@@ -14,8 +14,8 @@ from obook.go.ladder import (
     new_ladder_scratch,
     read_ladder,
 )
-from obook.go.tactics import string_liberties
 from obook.go.position import Position
+from obook.go.tactics import string_liberties
 
 # White D4 is in atari (liberty E4); extending there leaves two liberties, E3 and F4, and the chase
 # runs down to the right and reaches the edge: the ladder works.
