@@ -26,7 +26,7 @@ from pathlib import Path
 
 from obook.gtp.match import EngineSpec, MatchSettings, parse_engine, run_match
 from obook.search.config import SearchConfig
-from obook.stats import wilson_interval
+from obook.stats import game_points, wilson_interval
 
 DEFAULT_OUT = Path("docs/book-results/ceiling.jsonl")
 OPENING_PLAYER = Path(__file__).resolve().with_name("opening_player.py")
@@ -79,7 +79,7 @@ def report(rows: list[dict]) -> list[dict]:
     table = []
     for (playouts, moves, factor), games in sorted(cells.items()):
         n = len(games)
-        points = sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0 for g in games)
+        points = sum(game_points(g["winner"]) for g in games)
         low, high = wilson_interval(points, n)
         black = [g for g in games if g["a_color"] == "B"]
         table.append({

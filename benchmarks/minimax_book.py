@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from obook.book.rules import ALGORITHMS, MINIMAX
-from obook.stats import paired_difference, wilson_interval
+from obook.stats import game_points, paired_difference, wilson_interval
 
 DEFAULT_OUT = Path("docs/book-results/minimax.jsonl")
 
@@ -134,11 +134,6 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
               on_game=record)
 
 
-def game_score(row: dict) -> float:
-    """A's score in one recorded game: 1 for a win, 1/2 for a draw."""
-    return 1.0 if row["winner"] == "A" else 0.5 if row["winner"] is None else 0.0
-
-
 def report(rows: list[dict]) -> list[dict]:
     builds = {(r["book"], r["checkpoint"]): r for r in rows if r.get("kind") == "build"}
     cells: dict[tuple, list[dict]] = {}
@@ -148,14 +143,14 @@ def report(rows: list[dict]) -> list[dict]:
     table = []
     for (book, checkpoint), games in sorted(cells.items()):
         built = None if " [no book]" in book else base_book(book)  # options: the book's build; no book: none
-        won = sum(game_score(g) for g in games)
+        won = sum(game_points(g["winner"]) for g in games)
         low, high = wilson_interval(won, len(games))
         seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == built and c <= checkpoint)
         book_moves = [g["book_moves"] for g in games if g["book_moves"] is not None]
         by_colour = {}
         for colour in ("B", "W"):
             mine = [g for g in games if g["a_color"] == colour]
-            by_colour[colour] = sum(game_score(g) for g in mine) / len(mine) if mine else None
+            by_colour[colour] = sum(game_points(g["winner"]) for g in mine) / len(mine) if mine else None
         spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == built and c == checkpoint]
         table.append({"book": book, "expansions": checkpoint, "build_minutes": round(seconds / 60, 1),
                       "playouts_millions": round(spent[0] / 1e6, 1) if spent and spent[0] else None,
@@ -172,7 +167,7 @@ def paired_gains(rows: list[dict]) -> list[dict]:
     scores: dict[tuple, dict[int, float]] = {}
     for r in rows:
         if r.get("kind") == "game" and " vs " in r["book"] and "{game}" in r["book"]:
-            scores.setdefault((r["book"], r["checkpoint"]), {})[r["game"]] = game_score(r)
+            scores.setdefault((r["book"], r["checkpoint"]), {})[r["game"]] = game_points(r["winner"])
     gains = []
     for (series, checkpoint), games in sorted(scores.items()):
         if " [no book]" in series:

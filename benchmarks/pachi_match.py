@@ -33,7 +33,7 @@ import sys
 from pathlib import Path
 
 from obook.gtp.match import EngineSpec, MatchError, MatchSettings, parse_engine, run_match
-from obook.stats import wilson_interval
+from obook.stats import game_points, wilson_interval
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_PACHI = ROOT / ".cache" / "pachi" / "pachi"
@@ -133,7 +133,7 @@ def report(rows: list[dict]) -> list[dict]:
     table = []
     for (run, budget, config), games in sorted(cells.items()):
         n = len(games)
-        points = sum(1.0 if g["winner"] == "A" else 0.5 if g["winner"] is None else 0.0 for g in games)
+        points = sum(game_points(g["winner"]) for g in games)
         low, high = wilson_interval(points, n)
 
         def colour(letter: str) -> str:

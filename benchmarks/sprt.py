@@ -30,7 +30,7 @@ from pathlib import Path
 from obook.errors import ObookError
 from obook.gtp.match import MatchSettings, parse_engine, run_match
 from obook.search.config import SearchConfig
-from obook.stats import pentanomial, sprt_bounds, sprt_llr, wilson_interval
+from obook.stats import game_points, pentanomial, sprt_bounds, sprt_llr, wilson_interval
 
 DEFAULT_OUT = Path("docs/sprt-results/sprt.jsonl")
 
@@ -65,14 +65,10 @@ def key(row: dict) -> tuple:
     return row["test"], row["base"], row["budget"], row.get("size", 9), row.get("komi", 7.5)
 
 
-def game_score(row: dict) -> float:
-    return 1.0 if row["winner"] == "A" else 0.5 if row["winner"] is None else 0.0
-
-
 def pair_scores(rows: list[dict]) -> list[float]:
     """The mean score of every pair whose two games (numbers 2i and 2i+1) are both recorded."""
     by_number = {r["game"]: r for r in rows}
-    return [(game_score(by_number[n]) + game_score(by_number[n + 1])) / 2
+    return [(game_points(by_number[n]["winner"]) + game_points(by_number[n + 1]["winner"])) / 2
             for n in sorted(by_number) if n % 2 == 0 and n + 1 in by_number]
 
 
@@ -111,7 +107,7 @@ def hypotheses(rows: list[dict], args: argparse.Namespace) -> tuple[float, float
 
 
 def state(rows: list[dict], args: argparse.Namespace) -> TestState:
-    won = sum(game_score(r) for r in rows)
+    won = sum(game_points(r["winner"]) for r in rows)
     counts = pentanomial(pair_scores(rows))
     elo0, elo1 = hypotheses(rows, args)
     return TestState(games=len(rows), score=won / len(rows) if rows else 0.0, interval=wilson_interval(won, len(rows)),

@@ -6,6 +6,12 @@ import math
 from collections.abc import Sequence
 
 
+def game_points(winner: str | None) -> float:
+    """Engine A's points in one match game whose ``winner`` is "A", "B" or None (a draw): 1, 0 or 1/2
+    (the match runner's ``GameRecord.winner``, as every benchmark records it)."""
+    return 1.0 if winner == "A" else 0.5 if winner is None else 0.0
+
+
 def wilson_interval(successes: float, trials: int, z: float = 1.959963984540054) -> tuple[float, float]:
     """The Wilson score interval of a proportion (95% by default; draws may count as half
     successes): well behaved near 0 and 1, where the normal approximation is not."""

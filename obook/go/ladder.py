@@ -22,7 +22,6 @@ from typing import NamedTuple
 import numpy as np
 
 from obook.go.board import (
-    EMPTY,
     KO_POINT,
     NO_POINT,
     TO_MOVE,
@@ -191,13 +190,12 @@ def read_ladder(b, first, mover, target, defender, sc, budget):
 
 @hot(inline="always")
 def _open_points(b, p, taken):
-    """The empty neighbours of ``p`` other than ``taken``: liberties a string extended at ``p`` has
-    at least, whatever else it joins or captures."""
+    """The empty neighbours of ``p`` other than the empty point ``taken`` (the board keeps their
+    count): liberties a string extended at ``p`` has at least, whatever else it joins or captures."""
     w = b.scalars[WIDTH]
-    n = 0
-    for q in (p - w, p - 1, p + 1, p + w):
-        if b.color[q] == EMPTY and q != taken:
-            n += 1
+    n = b.nbr[p] & 15
+    if taken == p - w or taken == p - 1 or taken == p + 1 or taken == p + w:
+        n -= 1
     return n
 
 
