@@ -9,12 +9,13 @@ game the log-likelihood ratio of H1 "A is ``--elo1`` logistic Elo stronger" agai
 the test stops when it leaves Wald's bounds for ``--alpha``/``--beta`` (not before ``--min-pairs``
 pairs), or at ``--max-games``.
 
-    python benchmarks/sprt.py --test expand_threshold=4 --budget playouts=2000 --elo0 0 --elo1 15
+    python benchmarks/sprt.py --test policy=heavy-ladder --budget playouts=2000 --elo0 0 --elo1 15
 
 Every game is appended to ``--out`` (JSON lines with both engines' full configuration, the game's
 SGF saved under ``--out``'s name), so an interrupted test continues where it stopped; ``--report``
 prints each recorded test's state. Each test is identified by its ``--test``, ``--base``, ``--budget``,
-``--size`` and ``--komi``; its bounds may be changed between runs (the LLR is recomputed from the games).
+``--size`` and ``--komi``; its bounds may be changed between runs (the LLR is recomputed from the games),
+its engines may not (a default that changed since is refused: name the options).
 Every game records the H0 and H1 it was played under, and a test is judged by those unless
 ``--elo0``/``--elo1`` are given.
 """
@@ -124,6 +125,8 @@ def run_test(spec: TestSpec, args: argparse.Namespace) -> TestState:
     first += first % 2  # a pair starts on an even number, with A as Black
     a, b = parse_engine(spec.engine(spec.test)), parse_engine(spec.engine(spec.base))
     engines = {"A": dataclasses.asdict(a.config), "B": dataclasses.asdict(b.config)}
+    if rows:
+        check_same_engines(spec, rows[-1]["engines"], engines)
     sgf_dir = args.out.with_suffix("") / _folder(spec) / f"from-{first:05d}"
     settings = MatchSettings(games=args.max_games - len(rows), size=args.size, komi=args.komi, parallel=args.parallel,
                              sgf_dir=sgf_dir, first_game=first)
@@ -146,6 +149,19 @@ def run_test(spec: TestSpec, args: argparse.Namespace) -> TestState:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     run_match(a, b, settings, on_game=record)
     return state(rows, args)
+
+
+def check_same_engines(spec: TestSpec, recorded: dict, now: dict) -> None:
+    """Refuse to add games to a test whose recorded games had other engines: a default that changed
+    since (``--test expand_threshold=4`` against the defaults, once 4 is the default) would otherwise
+    mix two different tests under one name. Fields that only one side records (an option added since)
+    are not compared."""
+    changed = [f"{side}'s {field} {recorded[side][field]!r} -> {now[side][field]!r}"
+               for side in ("A", "B") for field in sorted(set(recorded[side]) & set(now[side]))
+               if recorded[side][field] != now[side][field]]
+    if changed:
+        raise ObookError(f"{spec.name}: its recorded games were played by other engines ({'; '.join(changed)}); "
+                         "a default changed since: name the options explicitly (--test/--base) to start a new test")
 
 
 def _folder(spec: TestSpec) -> str:

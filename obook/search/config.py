@@ -49,7 +49,7 @@ class SearchConfig:
     prior_model: bool = True  # evidence from the learned move model (movemodel.py); off: the hand-set rules (priors.py)
     ladders: bool = True  # ladder reading in the priors: escapes into a working ladder bad, ladder ataris good
     # --- expansion ---------------------------------------------------------------------------
-    expand_threshold: int = 8  # expand a leaf after this many visits (1: "all ends")
+    expand_threshold: int = 4  # expand a leaf after this many visits (1: "all ends"); 4 beat 8 at equal time (SPRT)
     widening: bool = False  # progressive widening: consider only the best k(n) children
     widening_a: float = 2.0  # k(n) = widening_a + n ** widening_b
     widening_b: float = 0.4

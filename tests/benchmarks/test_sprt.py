@@ -1,6 +1,7 @@
 """``benchmarks/sprt.py`` and its statistics: a sequential test of a search option, in colour-swapped
 pairs, that stops when it has decided and continues where it stopped."""
 
+import dataclasses
 import json
 import os
 import random
@@ -9,6 +10,7 @@ import sys
 
 import pytest
 
+from obook.gtp.match import parse_engine
 from obook.stats import logistic_score, pentanomial, sprt_bounds, sprt_llr
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -88,3 +90,20 @@ def test_a_misspelt_option_is_refused_before_any_game(tmp_path):
     refused = run(tmp_path, "--base", "prior_modle=off")
     assert refused.returncode == 2 and "unknown search option 'prior_modle'" in refused.stderr
     assert "Traceback" not in refused.stderr and not (tmp_path / "sprt.jsonl").exists()
+
+
+def test_a_test_whose_recorded_engines_differ_from_today_s_is_refused_and_its_games_kept(tmp_path):
+    """A default that changed since the games were played (here B's expand_threshold, as when 4
+    became the default) would mix two tests under one name."""
+    engine = {side: dataclasses.asdict(parse_engine(spec).config)
+              for side, spec in (("A", "obook:prior_model=off,playouts=20"),
+                                 ("B", "obook:prior_model=on,expand_threshold=9,playouts=20"))}
+    row = {"test": "prior_model=off", "base": "", "budget": "playouts=20", "size": 5, "komi": 0.5, "game": 0,
+           "a_color": "B", "winner": "A", "engines": engine, "elo0": 0.0, "elo1": 15.0}
+    out = tmp_path / "sprt.jsonl"
+    out.write_text(json.dumps(row) + "\n")
+    refused = run(tmp_path, "--max-games", "4")
+    assert refused.returncode == 2
+    assert "B's expand_threshold 9 -> " in refused.stderr and "name the options" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert out.read_text() == json.dumps(row) + "\n"
