@@ -8,6 +8,7 @@ import pytest
 from obook.go.board import PASS
 from obook.go.position import Position
 from obook.search.config import SearchConfig
+from obook.search.kernel import _credit_amaf
 from obook.search.mcts import MCTSPlayer
 from obook.search.selection import child_value, select_child
 from obook.search.tree import NO_NODE, ROOT, new_tree
@@ -89,6 +90,48 @@ def test_unvisited_children_use_amaf_then_first_play_urgency():
     assert child_value(tree, 2, 0.0, p) == pytest.approx(0.9)
     assert child_value(tree, 3, 0.0, p) == pytest.approx(1.1)
     assert select_child(tree, 1, p) == 3
+
+
+@pytest.mark.parametrize("options", [
+    dict(rave=True, rave_schedule="beta", exploration=0.2),
+    dict(rave=True, rave_schedule="alpha", rave_k=300.0, exploration=0.0),
+    dict(rave=False, selection="ucb1", exploration=1.0),
+    dict(rave=True, selection="ucb1-tuned", exploration=0.7),
+])
+def test_select_child_picks_the_first_child_of_best_value_among_many(options):
+    # 83 children, some unvisited, some without AMAF, two tied at the top: the chosen child is
+    # the first of those whose child_value is highest.
+    rng = np.random.default_rng(7)
+    stats = []
+    for k in range(83):
+        n = float(rng.integers(0, 60)) if k % 7 else 0.0
+        w = float(rng.uniform(0, n))
+        na = float(rng.integers(0, 200)) if k % 5 else 0.0
+        stats.append((n, w, w, na, float(rng.uniform(0, na))))
+    p = params(**options)
+    tree = tree_with_children(stats)
+    log_n = math.log(tree.visits[1])
+    values = [child_value(tree, 2 + k, log_n, p) for k in range(83)]
+    best = values.index(max(values))
+    twin = 82 if best < 82 else 0  # a child after the best with the same statistics, unless the best is last
+    stats[twin] = stats[best]
+    tree = tree_with_children(stats)
+    log_n = math.log(tree.visits[1])
+    values = [child_value(tree, 2 + k, log_n, p) for k in range(83)]
+    assert values.count(max(values)) >= 2
+    assert select_child(tree, 1, p) == 2 + values.index(max(values))
+
+
+def test_amaf_credit_reaches_only_the_children_played_later_by_the_player_to_move():
+    tree = tree_with_children([(1, 0, 0, 2, 1)] * 4)
+    tree.move[5] = PASS
+    stamps = np.zeros(200, np.int64)
+    stamps[10] = 4 * 3 + 1  # child 2's point: played later in simulation 3 by Black
+    stamps[11] = 4 * 3 + 2  # child 3's: by White
+    stamps[12] = 4 * 2 + 1  # child 4's: by Black in an earlier simulation
+    _credit_amaf(tree, 1, 4 * 3 + 1, 0.75, stamps)
+    assert list(tree.amaf_visits[2:6]) == [3, 2, 2, 2]
+    assert list(tree.amaf_wins[2:6]) == [1.75, 1, 1, 1]
 
 
 ESCAPE = """
