@@ -189,7 +189,7 @@ def _credit_amaf(tree, node, stamp, reward, played_stamp):
     marks with ``stamp`` (played first, later in this simulation, by the player to move at
     ``node``). Every child is written, adding 0 to those not played: a branch on whether the
     point was played goes either way at random and is often mispredicted, and the loop without
-    it makes the whole search about 5% faster (``docs/benchmarks.md``). PASS reads point 0
+    it makes the whole search about 4% faster (``docs/benchmarks.md``). PASS reads point 0
     (``NO_POINT``, a border point, never stamped)."""
     first = tree.first_child[node]
     for child in range(first, first + tree.n_children[node]):
