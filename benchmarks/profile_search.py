@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 
 def write_perf_map() -> int:
@@ -104,22 +105,30 @@ def main() -> int:
         return 2
     with tempfile.TemporaryDirectory() as work:
         env = dict(os.environ, OBOOK_NUMBA_CACHE=os.path.join(work, "numba"))
-        log = open(os.path.join(work, "child.log"), "w+")
-        proc = subprocess.Popen([sys.executable, __file__, "--child", "--config", args.config, "--size", str(args.size),
-                                 "--seconds", str(args.seconds)], env=env, stdout=log, stderr=subprocess.STDOUT)
-        while "START" not in open(log.name).read():
-            if proc.poll() is not None:
-                print(open(log.name).read(), file=sys.stderr)
-                print("profile_search: the search process ended before its search began", file=sys.stderr)
-                return 1
-            time.sleep(0.5)
-        data = os.path.join(work, "perf.data")
-        subprocess.run(["perf", "record", "-q", "-F", "999", "-o", data, "-p", str(proc.pid), "--", "sleep",
-                        str(max(1.0, args.seconds - 1.0))], check=True, stdout=subprocess.DEVNULL)
-        proc.wait()
-        print(open(log.name).read().strip().splitlines()[-1])
-        report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "symbol"], check=True,
-                                capture_output=True, text=True).stdout
+        log = Path(work) / "child.log"
+        with log.open("w") as out:
+            proc = subprocess.Popen([sys.executable, __file__, "--child", "--config", args.config, "--size",
+                                     str(args.size), "--seconds", str(args.seconds)],
+                                    env=env, stdout=out, stderr=subprocess.STDOUT)
+        perf_map = Path(f"/tmp/perf-{proc.pid}.map")
+        try:
+            while "START" not in log.read_text():
+                if proc.poll() is not None:
+                    print(log.read_text(), file=sys.stderr)
+                    print("profile_search: the search process ended before its search began", file=sys.stderr)
+                    return 1
+                time.sleep(0.5)
+            data = os.path.join(work, "perf.data")
+            subprocess.run(["perf", "record", "-q", "-F", "999", "-o", data, "-p", str(proc.pid), "--", "sleep",
+                            str(max(1.0, args.seconds - 1.0))], check=True, stdout=subprocess.DEVNULL)
+            proc.wait()
+            print(log.read_text().strip().splitlines()[-1])
+            report = subprocess.run(["perf", "report", "-i", data, "--stdio", "--sort", "symbol"], check=True,
+                                    capture_output=True, text=True).stdout
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            perf_map.unlink(missing_ok=True)
         rows = [line.split(None, 2) for line in report.splitlines() if line.strip() and not line.startswith("#")]
         for share, _, name in rows[:args.top]:
             print(f"{share:>8}  {name.split()[0]}")

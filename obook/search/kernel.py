@@ -50,7 +50,7 @@ class Scratch(NamedTuple):
     seq_color: np.ndarray  # int8[L]: who played it
     played_stamp: np.ndarray  # int64[cells]: 4 * simulation number + colour of the earliest later play at a point
     policy_scratch: np.ndarray  # int32[cells]: scratch of the playout policy
-    counters: np.ndarray  # int64[1]: generation counter
+    counters: np.ndarray  # int64[1]: simulations run with this scratch (the generation in played_stamp)
     shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
     move_log_gamma: np.ndarray  # float64[TABLE_SIZE]: the move model's log-strengths (read only)
     features: np.ndarray  # int64[FEATURES_LEN]: scratch of the move model
@@ -264,9 +264,11 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
             gen = sc.counters[0]
             for i in range(n_seq - 1, -1, -1):
                 p = sc.seq[i]
+                to_move = sc.seq_color[i]
+                stamp = 4 * gen + to_move
                 if p != PASS:
-                    sc.played_stamp[p] = 4 * gen + sc.seq_color[i]
+                    sc.played_stamp[p] = stamp
                 if i < depth:
-                    _credit_amaf(tree, sc.path[i], 4 * gen + sc.seq_color[i],
-                                 black_reward if sc.seq_color[i] == BLACK else 1.0 - black_reward, sc.played_stamp)
+                    r = black_reward if to_move == BLACK else 1.0 - black_reward
+                    _credit_amaf(tree, sc.path[i], stamp, r, sc.played_stamp)
     return total_moves
