@@ -12,7 +12,9 @@ its seconds, so an interrupted run continues where it stopped (the build resumes
 ``--without-book`` against it without the book, the baseline of the book's gain there. With
 ``{game}`` in a GTP opponent (``"gtp:gnugo --mode gtp --level 10 --chinese-rules --seed {game}"``) game i
 of both series meets the opponent on seed i, and the report adds the book's gain over the games both
-played, paired game by game, with its 95% interval.
+played, paired game by game, with its 95% interval. A series at another ``--playouts`` (the same book
+played at 1 s a move) is a series of its own: every game records its P, and the report keeps each P
+apart.
 
     python benchmarks/minimax_book.py --db /tmp/mm.db --book mm300 --search-playouts 30000 \\
         --playouts 300 --checkpoints 250,1000,2000 --games 200,200,400 --workers 2 [--expansion reach]
@@ -107,7 +109,8 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
     from obook.gtp.match import MatchSettings, parse_engine, run_match
 
     series = series_name(book, book_options, opponent, without_book)
-    done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == series and r["checkpoint"] == checkpoint)
+    done = sum(1 for r in load(out) if r.get("kind") == "game" and r["book"] == series
+               and r["checkpoint"] == checkpoint and r["playouts"] == playouts)
     if done >= games:
         return
     spec = f"playouts={playouts}"
@@ -115,7 +118,8 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
     a = parse_engine("obook:" + ",".join(filter(None, [spec, with_book])))
     b = (parse_engine(opponent) if " " in opponent  # a GTP command: "gnugo --mode gtp --level 10"
          else parse_engine("obook:" + ",".join(filter(None, [spec, opponent]))))
-    print(f"{series} at {checkpoint} expansions: {done} games recorded, playing {games - done}", file=sys.stderr,
+    print(f"{series} at {checkpoint} expansions, {playouts} playouts a move: {done} games recorded, playing "
+          f"{games - done}", file=sys.stderr,
           flush=True)
 
     def record(game) -> None:
@@ -127,7 +131,7 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
 
     options = ["nobook"] if without_book else [o.replace("=", "") for o in book_options.split(",") if o]
     options += [f"vs-{re.sub(r'[^A-Za-z0-9.]+', '', o)}" for o in opponent.split(",") if o]
-    folder = f"{book}-{checkpoint}" + "".join(f"-{o}" for o in options)
+    folder = f"{book}-{checkpoint}" + "".join(f"-{o}" for o in options) + f"-p{playouts}"
     sgf_dir = out.with_suffix("") / folder / f"from-{done:04d}"  # every game, to audit the lines
     run_match(a, b, MatchSettings(games=games - done, size=9, komi=komi, parallel=parallel, sgf_dir=sgf_dir,
                                   first_game=done),
@@ -139,9 +143,9 @@ def report(rows: list[dict]) -> list[dict]:
     cells: dict[tuple, list[dict]] = {}
     for r in rows:
         if r.get("kind") == "game":
-            cells.setdefault((r["book"], r["checkpoint"]), []).append(r)
+            cells.setdefault((r["book"], r["checkpoint"], r["playouts"]), []).append(r)
     table = []
-    for (book, checkpoint), games in sorted(cells.items()):
+    for (book, checkpoint, playouts), games in sorted(cells.items()):
         built = None if " [no book]" in book else base_book(book)  # options: the book's build; no book: none
         won = sum(game_points(g["winner"]) for g in games)
         low, high = wilson_interval(won, len(games))
@@ -152,7 +156,8 @@ def report(rows: list[dict]) -> list[dict]:
             mine = [g for g in games if g["a_color"] == colour]
             by_colour[colour] = sum(game_points(g["winner"]) for g in mine) / len(mine) if mine else None
         spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == built and c == checkpoint]
-        table.append({"book": book, "expansions": checkpoint, "build_minutes": round(seconds / 60, 1),
+        table.append({"book": book, "expansions": checkpoint, "playouts": playouts,
+                      "build_minutes": round(seconds / 60, 1),
                       "playouts_millions": round(spent[0] / 1e6, 1) if spent and spent[0] else None,
                       "games": len(games), "score": won / len(games), "ci95": [low, high],
                       "as_black": by_colour["B"], "as_white": by_colour["W"],
@@ -167,18 +172,19 @@ def paired_gains(rows: list[dict]) -> list[dict]:
     scores: dict[tuple, dict[int, float]] = {}
     for r in rows:
         if r.get("kind") == "game" and " vs " in r["book"] and "{game}" in r["book"]:
-            scores.setdefault((r["book"], r["checkpoint"]), {})[r["game"]] = game_points(r["winner"])
+            scores.setdefault((r["book"], r["checkpoint"], r["playouts"]), {})[r["game"]] = game_points(r["winner"])
     gains = []
-    for (series, checkpoint), games in sorted(scores.items()):
+    for (series, checkpoint, playouts), games in sorted(scores.items()):
         if " [no book]" in series:
             continue
         opponent = series.split(" vs ", 1)[1]
-        baseline = scores.get((series_name(base_book(series), "", opponent, without_book=True), checkpoint), {})
+        baseline = scores.get((series_name(base_book(series), "", opponent, without_book=True), checkpoint, playouts),
+                              {})
         common = sorted(set(games) & set(baseline))
         if not common:
             continue
         gain, low, high = paired_difference([games[g] for g in common], [baseline[g] for g in common])
-        gains.append({"book": series, "expansions": checkpoint, "games": len(common), "gain": gain,
+        gains.append({"book": series, "expansions": checkpoint, "playouts": playouts, "games": len(common), "gain": gain,
                       "ci95": [low, high], "with_book": sum(games[g] for g in common) / len(common),
                       "without_book": sum(baseline[g] for g in common) / len(common)})
     return gains
@@ -274,17 +280,20 @@ def main() -> None:
                  args.book_options, args.opponent, args.without_book)
             series = series_name(args.book, args.book_options, args.opponent, args.without_book)
             print(json.dumps([row for row in report(load(args.out))
-                              if row["book"] == series and row["expansions"] == checkpoint][0]), flush=True)
+                              if row["book"] == series and row["expansions"] == checkpoint
+                              and row["playouts"] == args.playouts][0]), flush=True)
     for row in report(load(args.out)):
         low, high = row["ci95"]
-        print(f"{row['book']}: {row['expansions']} expansions or games ({row['build_minutes']} min of building, "
+        print(f"{row['book']}: {row['expansions']} expansions or games, {row['playouts']} playouts a move "
+              f"({row['build_minutes']} min of building, "
               f"{row['playouts_millions']} M playouts): "
               f"{100 * row['score']:.1f}% [{100 * low:.1f}, {100 * high:.1f}] over {row['games']} games "
               f"(as Black {100 * (row['as_black'] or 0):.1f}%, as White {100 * (row['as_white'] or 0):.1f}%), "
               + (f"{row['mean_book_moves']:.2f} book moves a game" if row['mean_book_moves'] is not None else "-"))
     for gain in paired_gains(load(args.out)):
         low, high = gain["ci95"]
-        print(f"{gain['book']}: {gain['expansions']} expansions, paired on the opponent's seeds over {gain['games']} "
+        print(f"{gain['book']}: {gain['expansions']} expansions, {gain['playouts']} playouts a move, paired on the "
+              f"opponent's seeds over {gain['games']} "
               f"games: with the book {100 * gain['with_book']:.1f}%, without {100 * gain['without_book']:.1f}%, "
               f"gain {100 * gain['gain']:+.1f} points [{100 * low:+.1f}, {100 * high:+.1f}]")
     if args.plot:

@@ -62,3 +62,20 @@ def test_series_on_the_same_opponent_seeds_are_compared_game_by_game():
     low, high = gain["ci95"]
     # Differences 0, 0, 1, 0: sample variance 1/4, so the half-width is 1.96 * sqrt(1/4 / 4).
     assert (low, high) == (pytest.approx(0.25 - 0.49, abs=1e-3), pytest.approx(0.25 + 0.49, abs=1e-3))
+
+
+def test_the_same_series_at_another_play_budget_is_a_row_of_its_own():
+    """A book played at 1 s a move (more playouts) is not the same experiment as at 0.25 s: the
+    report and the paired gains keep each P apart."""
+    fast = [game("b1", i, "A") for i in range(3)]
+    slow = [dict(game("b1", i, w), playouts=500) for i, w in enumerate("BB")]
+    table = {(row["book"], row["playouts"]): row for row in report(fast + slow)}
+    assert set(table) == {("b1", 50), ("b1", 500)}
+    assert (table["b1", 50]["games"], table["b1", 50]["score"]) == (3, 1.0)
+    assert (table["b1", 500]["games"], table["b1", 500]["score"]) == (2, 0.0)
+    gnugo = "gtp:gnugo --mode gtp --level 10 --seed {game}"
+    with_book, baseline = series_name("b1", "", gnugo), series_name("b1", "", gnugo, without_book=True)
+    rows = [game(with_book, 0, "A"), game(baseline, 0, "B"), dict(game(with_book, 0, "B"), playouts=500),
+            dict(game(baseline, 0, "B"), playouts=500)]
+    gains = {g["playouts"]: g for g in paired_gains(rows)}
+    assert gains[50]["gain"] == 1.0 and gains[500]["gain"] == 0.0
