@@ -276,3 +276,27 @@ def test_a_player_passes_when_the_opponent_passed_and_the_game_is_won():
     position.play("pass", "B")
     result = make_player("playouts=500,seed=1").genmove(position)
     assert result.move == PASS
+
+
+def test_bench_search_reports_a_fresh_player_and_a_player_in_play(capsys):
+    """`obook bench search` times two searches of one player (the second after ``new_game``, its
+    tree's pages already mapped) and divides each by the raw playout rate."""
+    import json
+
+    from obook.cli import main
+
+    assert main(["bench", "search", "--size", "7", "--seconds", "0.3", "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    raw = figures["raw_playouts_per_second"]
+    assert raw > 0 and figures["simulations_per_second"] > 0 and figures["fresh_simulations_per_second"] > 0
+    assert figures["ratio_to_raw"] == pytest.approx(figures["simulations_per_second"] / raw, abs=2e-3)
+    assert figures["fresh_ratio_to_raw"] == pytest.approx(figures["fresh_simulations_per_second"] / raw, abs=2e-3)
+    assert figures["simulations"] >= figures["simulations_per_second"] * 0.25
+    assert 0 < figures["tree_nodes"] < 4_000_000
+
+
+def test_bench_search_refuses_a_non_positive_length(capsys):
+    from obook.cli import main
+
+    assert main(["bench", "search", "--seconds", "0"]) != 0
+    assert "--seconds must be positive" in capsys.readouterr().err
