@@ -31,7 +31,8 @@ def register(subparsers) -> None:
     search.add_argument("--size", type=int, default=9, help="board size (default 9)")
     search.add_argument("--config", default="", help="search options, e.g. 'policy=light,rave=off'")
     search.add_argument("--seconds", type=float, default=5.0,
-                        help="length of each of the two searches (a fresh player's, then in play) and of the playout measure (default 5)")
+                        help="length of each of the two searches (a fresh player's, then in play) and of the raw playouts "
+                             "measured beside them (default 5)")
     search.add_argument("--json", action="store_true", help="print one JSON object")
     search.set_defaults(func=run_search)
     startup = kinds.add_parser("startup", help="obook warm-up's time with an empty and then a warm numba cache")
@@ -101,9 +102,10 @@ def run_playouts(args: argparse.Namespace) -> int:
 
 
 def run_search(args: argparse.Namespace) -> int:
-    """Two searches from the empty board for ``--seconds`` each on one core, then the raw playout
-    rate of the same policy for as long: the tree's overhead is the gap. The first search is a fresh
-    player's: the kernel zeroes each page of its preallocated tree on first touch (about 5% of a
+    """Two searches from the empty board for ``--seconds`` each on one core, each followed by half
+    as long of raw playouts of the same policy (the raw rate is their mean, so that a machine whose
+    speed drifts during the run moves both figures alike): the tree's overhead is the gap. The first
+    search is a fresh player's: the kernel zeroes each page of its preallocated tree on first touch (about 5% of a
     5-second search). The second, after ``new_game`` on the same player, finds those pages mapped, as
     a player does from its second move of a game on: the headline figure is that one, the fresh
     one is printed beside it. The rate per second of this process's CPU time is given beside the
@@ -118,14 +120,15 @@ def run_search(args: argparse.Namespace) -> int:
     position = Position(size=args.size, komi=7.5)
     player = make_player(config)
     player.genmove(position, playouts=200)  # compile or load before timing
-    runs = []
+    runs, raws = [], []
     for _ in ("fresh", "in_play"):
         player.new_game()
         cpu = time.process_time()
         result = player.genmove(position, seconds=args.seconds)
         runs.append((result, time.process_time() - cpu))
+        raws.append(measure_playouts(args.size, config.policy, args.seconds / 2, 7.5, 1)["playouts_per_second"])
     (fresh, _), (result, cpu) = runs
-    raw = measure_playouts(args.size, config.policy, args.seconds, 7.5, 1)
+    raw = sum(raws) / len(raws)
     rate = result.playouts / result.seconds
     fresh_rate = fresh.playouts / fresh.seconds
     figures = {
@@ -136,9 +139,9 @@ def run_search(args: argparse.Namespace) -> int:
         "simulations_per_second": round(rate, 1),
         "simulations_per_cpu_second": round(result.playouts / cpu, 1),
         "fresh_simulations_per_second": round(fresh_rate, 1),
-        "raw_playouts_per_second": raw["playouts_per_second"],
-        "ratio_to_raw": round(rate / raw["playouts_per_second"], 3),
-        "fresh_ratio_to_raw": round(fresh_rate / raw["playouts_per_second"], 3),
+        "raw_playouts_per_second": round(raw, 1),
+        "ratio_to_raw": round(rate / raw, 3),
+        "fresh_ratio_to_raw": round(fresh_rate / raw, 3),
         "tree_nodes": result.nodes,
         "best_move": position.vertex(result.move),
         "winrate": round(result.winrate, 4),
