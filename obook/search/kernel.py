@@ -50,6 +50,7 @@ class Scratch(NamedTuple):
     seq_color: np.ndarray  # int8[L]: who played it
     played_stamp: np.ndarray  # int64[cells]: 4 * simulation number + colour of the earliest later play at a point
     policy_scratch: np.ndarray  # int32[cells]: scratch of the playout policy
+    amaf_children: np.ndarray  # int32[cells]: the children of a path node that the AMAF update credits
     counters: np.ndarray  # int64[1]: simulations run with this scratch (the generation in played_stamp)
     shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
     move_log_gamma: np.ndarray  # float64[TABLE_SIZE]: the move model's log-strengths (read only)
@@ -66,6 +67,7 @@ def new_search_scratch(size: int) -> Scratch:
         seq_color=np.zeros(length, np.int8),
         played_stamp=np.zeros(cells, np.int64),
         policy_scratch=np.zeros(cells, np.int32),
+        amaf_children=np.zeros(cells, np.int32),
         counters=np.zeros(1, np.int64),
         shape_evidence=shipped_shape_evidence(),
         move_log_gamma=shipped_log_gamma(),
@@ -102,14 +104,16 @@ def _set_model_priors(tree, node, b, c, params, sc, start, end):
     for k in range(start, end):
         m = tree.move[k]
         s = log_strength(b, m, c, before_last, sc.move_log_gamma, sc.features)
-        tree.prior_wins[k] = s  # held here until the sum is known
+        tree.prior_wins[k] = s  # held here (then its exponential) until the sum is known
         tree.prior_visits[k] = ladder_units(b, m, c, sc.ladder) if params.ladders and m != PASS else 0
         top = max(top, s)
     total = 0.0
     for k in range(start, end):
-        total += math.exp(tree.prior_wins[k] - top)
+        e = math.exp(tree.prior_wins[k] - top)
+        tree.prior_wins[k] = e
+        total += e
     for k in range(start, end):
-        probability = math.exp(tree.prior_wins[k] - top) / total
+        probability = tree.prior_wins[k] / total
         visits, wins = model_prior(probability, end - start, params.prior_even, params.prior_weight,
                                    tree.prior_visits[k])
         _store_prior(tree, k, visits, wins)
@@ -184,19 +188,24 @@ def reward_for_black(score, params):
 
 
 @hot
-def _credit_amaf(tree, node, stamp, reward, played_stamp):
+def _credit_amaf(tree, node, stamp, reward, played_stamp, credited):
     """Add an AMAF visit and ``reward`` to each child of ``node`` whose point ``played_stamp``
     marks with ``stamp`` (played first, later in this simulation, by the player to move at
-    ``node``). Every child is written, adding 0 to those not played: a branch on whether the
-    point was played goes either way at random and is often mispredicted, and the loop without
-    it makes the whole search about 4% faster (``docs/benchmarks.md``). PASS reads point 0
-    (``NO_POINT``, a border point, never stamped)."""
+    ``node``). The children to credit are gathered first into ``credited`` without a branch (each
+    child is stored, the count moves on only for a hit): a branch on whether the point was played
+    goes either way at random and is often mispredicted, and writing every child's statistics
+    dirties the tree's cache lines for the many children not played (``docs/benchmarks.md``).
+    PASS reads point 0 (``NO_POINT``, a border point, never stamped)."""
     first = tree.first_child[node]
+    count = 0
     for child in range(first, first + tree.n_children[node]):
         m = tree.move[child]
-        hit = 1.0 if played_stamp[m if m != PASS else NO_POINT] == stamp else 0.0
-        tree.amaf_visits[child] += hit
-        tree.amaf_wins[child] += hit * reward
+        credited[count] = child
+        count += played_stamp[m if m != PASS else NO_POINT] == stamp
+    for k in range(count):
+        child = credited[k]
+        tree.amaf_visits[child] += 1.0
+        tree.amaf_wins[child] += reward
 
 
 @hot
@@ -270,5 +279,5 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
                     sc.played_stamp[p] = stamp
                 if i < depth:
                     r = black_reward if to_move == BLACK else 1.0 - black_reward
-                    _credit_amaf(tree, sc.path[i], stamp, r, sc.played_stamp)
+                    _credit_amaf(tree, sc.path[i], stamp, r, sc.played_stamp, sc.amaf_children)
     return total_moves

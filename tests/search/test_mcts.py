@@ -129,9 +129,15 @@ def test_amaf_credit_reaches_only_the_children_played_later_by_the_player_to_mov
     stamps[10] = 4 * 3 + 1  # child 2's point: played later in simulation 3 by Black
     stamps[11] = 4 * 3 + 2  # child 3's: by White
     stamps[12] = 4 * 2 + 1  # child 4's: by Black in an earlier simulation
-    _credit_amaf(tree, 1, 4 * 3 + 1, 0.75, stamps)
+    credited = np.full(8, 99, np.int32)
+    _credit_amaf(tree, 1, 4 * 3 + 1, 0.75, stamps, credited)
     assert list(tree.amaf_visits[2:6]) == [3, 2, 2, 2]
     assert list(tree.amaf_wins[2:6]) == [1.75, 1, 1, 1]
+    stamps[13] = stamps[11] = 4 * 4 + 2  # simulation 4: White played child 3's and child 5's points...
+    tree.move[5] = 13  # ...and child 5 is no longer the pass: the last child is credited too
+    _credit_amaf(tree, 1, 4 * 4 + 2, 0.25, stamps, credited)
+    assert list(tree.amaf_visits[2:6]) == [3, 3, 2, 3]
+    assert list(tree.amaf_wins[2:6]) == [1.75, 1.25, 1, 1.25]
 
 
 ESCAPE = """
