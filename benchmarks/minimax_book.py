@@ -184,8 +184,8 @@ def paired_gains(rows: list[dict]) -> list[dict]:
         if not common:
             continue
         gain, low, high = paired_difference([games[g] for g in common], [baseline[g] for g in common])
-        gains.append({"book": series, "expansions": checkpoint, "playouts": playouts, "games": len(common), "gain": gain,
-                      "ci95": [low, high], "with_book": sum(games[g] for g in common) / len(common),
+        gains.append({"book": series, "expansions": checkpoint, "playouts": playouts, "games": len(common),
+                      "gain": gain, "ci95": [low, high], "with_book": sum(games[g] for g in common) / len(common),
                       "without_book": sum(baseline[g] for g in common) / len(common)})
     return gains
 

@@ -31,8 +31,8 @@ def register(subparsers) -> None:
     search.add_argument("--size", type=int, default=9, help="board size (default 9)")
     search.add_argument("--config", default="", help="search options, e.g. 'policy=light,rave=off'")
     search.add_argument("--seconds", type=float, default=5.0,
-                        help="length of each of the two searches (a fresh player's, then in play) and of the raw playouts "
-                             "measured beside them (default 5)")
+                        help="length of each of the two searches (a fresh player's, then in play) and of the "
+                             "raw playouts measured beside them (default 5)")
     search.add_argument("--json", action="store_true", help="print one JSON object")
     search.set_defaults(func=run_search)
     startup = kinds.add_parser("startup", help="obook warm-up's time with an empty and then a warm numba cache")
@@ -104,12 +104,13 @@ def run_playouts(args: argparse.Namespace) -> int:
 def run_search(args: argparse.Namespace) -> int:
     """Two searches from the empty board for ``--seconds`` each on one core, each followed by half
     as long of raw playouts of the same policy (the raw rate is their mean, so that a machine whose
-    speed drifts during the run moves both figures alike): the tree's overhead is the gap. The first
-    search is a fresh player's: the kernel zeroes each page of its preallocated tree on first touch (about 5% of a
-    5-second search). The second, after ``new_game`` on the same player, finds those pages mapped, as
-    a player does from its second move of a game on: the headline figure is that one, the fresh
-    one is printed beside it. The rate per second of this process's CPU time is given beside the
-    rate per wall second: on a shared machine the CPU rate hardly moves with the others' load."""
+    speed drifts during the run moves both figures alike): the tree's overhead is the gap. The
+    first search is a fresh player's: the kernel zeroes each page of its preallocated tree on first
+    touch (about 5% of a 5-second search). The second, after ``new_game`` on the same player, finds
+    those pages mapped, as a player does from its second move of a game on: the headline figure is
+    that one, the fresh one is printed beside it. The rate per second of this process's CPU time is
+    given beside the rate per wall second: on a shared machine the CPU rate hardly moves with the
+    others' load."""
     from obook.go.position import Position
     from obook.search.config import SearchConfig
     from obook.search.players import make_player
