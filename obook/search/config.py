@@ -56,6 +56,7 @@ class SearchConfig:
     # --- reward ------------------------------------------------------------------------------
     reward: str = "win"  # win: 1/0 (0.5 jigo); score: win plus a small bonus per point
     score_weight: float = 0.02  # with reward=score: (1 - w)*win + w*(1 + tanh(score/20))/2
+    dynamic_komi: bool = False  # a player clearly winning searches as if giving more komi (dynkomi.py; Pachi)
     # --- pure Monte-Carlo (algorithm flat, pp, amaf, depth2; seeds 001 and 003) ----------------
     value: str = "score"  # what a playout is worth to the mover: score (area - komi; the seeds) or win
     allocation: str = "roundrobin"  # first moves of flat/pp: roundrobin (Bouzy) or random (seed 003)
@@ -152,8 +153,10 @@ class SearchConfig:
     def replace(self, **changes) -> "SearchConfig":
         return dataclasses.replace(self, **changes)
 
-    def kernel_params(self, komi: float) -> "KernelParams":
-        """The options the MCTS kernel reads, typed for numba."""
+    def kernel_params(self, komi: float, search_komi: float | None = None) -> "KernelParams":
+        """The options the MCTS kernel reads, typed for numba. ``search_komi`` (dynamic komi) is the
+        komi the simulations are won or lost with, where it differs from the game's ``komi``."""
+        searched = komi if search_komi is None else search_komi
         return KernelParams(
             exploration=float(self.exploration), ucb1_tuned=self.selection == "ucb1-tuned",
             tuned_c1=float(self.tuned_c1), tuned_c2=float(self.tuned_c2),
@@ -163,7 +166,8 @@ class SearchConfig:
             prior_model=bool(self.prior_model), ladders=bool(self.ladders),
             expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
             widening_a=float(self.widening_a), widening_b=float(self.widening_b),
-            score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(komi),
+            score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(searched),
+            score_shift=float(searched - komi),
             policy=policy_code(self.policy),
         )
 
@@ -193,7 +197,8 @@ class KernelParams(NamedTuple):
     widening_b: float
     score_reward: bool  # reward=score (False: win/loss)
     score_weight: float
-    komi: float  # of the game searched
+    komi: float  # the simulations' komi: the game's, or dynamic komi's (``search_komi``)
+    score_shift: float  # that komi less the game's: added to a simulation's score, the tree keeps the game's
     policy: int  # the playout policy's number (``obook.playout.policies.policy_code``)
 
 

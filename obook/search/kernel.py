@@ -253,6 +253,7 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
             total_moves += moves
             score = playout_score(work, komi, two_passes)
         black_reward = reward_for_black(score, params)
+        score += params.score_shift
         score_sq = score * score
         # Back-propagation along the path.
         for d in range(depth, -1, -1):

@@ -16,6 +16,7 @@ from obook.go.board import BLACK, new_board
 from obook.go.position import Position
 from obook.rng import make_rng
 from obook.search.config import SearchConfig
+from obook.search.dynkomi import DynamicKomi, effective_komi
 from obook.search.flat import superko_allowed
 from obook.search.kernel import expand_root, new_search_scratch, run_simulations
 from obook.search.player import ROOT_MOVES, ROOT_PRIORS, Player, cancelled, decide, resolve_seed
@@ -36,10 +37,14 @@ class MCTSPlayer(Player):
         self._size = None
         self._root_moves: list[tuple[int, int]] | None = None
         self._root_setup = None
+        self._dynamic_komi: dict[int, DynamicKomi] = {}  # per colour (dynamic_komi=on)
+        self._extra_komi = 0.0  # the extra komi the last search gave, for the player to move
 
     def new_game(self) -> None:
         reset_tree(self.tree)
         self._root_moves = None
+        self._dynamic_komi = {}
+        self._extra_komi = 0.0
 
     def reseed(self, seed: int) -> None:
         self.rng = make_rng(seed or 1)
@@ -96,7 +101,9 @@ class MCTSPlayer(Player):
         root's children (a book's values as prior knowledge: its soft mode)."""
         budget = self.budget(seconds, playouts)
         self._prepare_root(position)
-        params = self.config.kernel_params(position.komi)
+        self._extra_komi = self._next_extra_komi(position) if self.config.dynamic_komi else 0.0
+        params = self.config.kernel_params(position.komi,
+                                           effective_komi(position.komi, self._extra_komi, position.to_move))
         work = new_board(position.size)
         sc = new_search_scratch(position.size)
         if position.passes < 2:
@@ -131,6 +138,23 @@ class MCTSPlayer(Player):
             if cancelled(cancel):
                 break
         return self.result(position, done, time.perf_counter() - start)
+
+    def _next_extra_komi(self, position: Position) -> float:
+        """The extra komi of this search (``obook/search/dynkomi.py``), from the player's win rate at
+        the root as tree reuse left it. When the extra komi falls, the tree's statistics (counted
+        with more komi than the search now uses) are dropped."""
+        tree = self.tree
+        root = int(tree.meta[ROOT])
+        visits = _real_visits(tree, root)
+        value = 1.0 - float(tree.wins[root] - tree.prior_wins[root]) / visits if visits > 0 else None
+        state = self._dynamic_komi.setdefault(position.to_move, DynamicKomi())
+        before = state.extra
+        extra = state.update(value, visits, len(position.moves), position.size, position.to_move)
+        if extra < before:
+            reset_tree(tree)
+            if position.moves:
+                tree.move[int(tree.meta[ROOT])] = position.moves[-1][1]
+        return extra
 
     def _add_root_priors(self, priors: dict[int, tuple[float, float]]) -> None:
         tree = self.tree
@@ -204,8 +228,12 @@ class MCTSPlayer(Player):
 
     def result(self, position: Position, done: int, elapsed: float) -> SearchResult:
         stats = self.root_stats(position)
-        return decide(self.config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]),
-                      score_mean=self.root_score(position))
+        # Win rates under an extra komi say nothing about losing the game: no resignation on them.
+        config = self.config if not self._extra_komi else self.config.replace(resign_threshold=0.0)
+        result = decide(config, position, stats, done, elapsed, int(self.tree.meta[N_NODES]),
+                        score_mean=self.root_score(position))
+        result.extra_komi = self._extra_komi
+        return result
 
 
 def _real_visits(tree, node: int) -> float:

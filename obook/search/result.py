@@ -44,6 +44,7 @@ class SearchResult:
     pv: list[int]  # principal variation from the root
     nodes: int = 0  # tree nodes in use after the search
     score_mean: float | None = None  # mean final score of the simulations through the root (module docstring)
+    extra_komi: float = 0.0  # points the search pretended to give beyond the komi (dynamic_komi); win rates count it
 
     @property
     def best(self) -> MoveStats | None:
