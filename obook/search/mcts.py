@@ -151,9 +151,8 @@ class MCTSPlayer(Player):
         before = state.extra
         extra = state.update(value, visits, len(position.moves), position.size, position.to_move)
         if extra < before:
-            reset_tree(tree)
-            if position.moves:
-                tree.move[int(tree.meta[ROOT])] = position.moves[-1][1]
+            self._root_moves = None  # nothing reusable: _prepare_root starts a new tree for this position
+            self._prepare_root(position)
         return extra
 
     def _add_root_priors(self, priors: dict[int, tuple[float, float]]) -> None:
