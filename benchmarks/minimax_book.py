@@ -236,6 +236,8 @@ def main() -> None:
     parser.add_argument("--opponents", default="",
                         help='new reach book: the opponent population, e.g. "playouts=2500;playouts=10000"')
     parser.add_argument("--seed-salt", type=int, default=0, help="new minimax book: mixed into every expansion's seed")
+    parser.add_argument("--reply-temperature", type=float, default=None,
+                        help="new reach book: the opponent model's temperature (default: obook's, 0.5)")
     parser.add_argument("--book-options", default="",
                         help="how engine+book plays the book, e.g. book_soft=1000 or book_warm=on (a series of its own)")
     parser.add_argument("--opponent", default="",
@@ -265,7 +267,8 @@ def main() -> None:
             settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm,
                                     search=f"playouts={args.search_playouts}", seconds_per_move=0,
                                     expansion=args.expansion, play_playouts=args.play_playouts,
-                                    opponents=args.opponents, seed_salt=args.seed_salt)
+                                    opponents=args.opponents, seed_salt=args.seed_salt,
+                                    reply_temperature=args.reply_temperature if args.expansion == "reach" else None)
         else:
             settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm, seconds_per_move=0,
                                     search=f"playouts={args.mutation_playouts or args.playouts}",

@@ -60,6 +60,8 @@ def register(subparsers) -> None:
                    help="new reach book: the opponent population (search options over the book's at the play budget)")
     r.add_argument("--seed-salt", type=int, default=None,
                    help="new minimax book: mixed into every expansion's seed, so that two builds can differ (0)")
+    r.add_argument("--reply-temperature", type=_float_or_empty, default=None, metavar="T",
+                   help="new reach book: replies modelled by play-policy share ** (1/T) (0.5; 1: the shares)")
     r.add_argument("--allow-engine-change", action="store_true",
                    help="continue a book whose recorded search or learned knowledge differs from this obook's")
     r.add_argument("--poll", type=float, default=0.5, help="seconds between two looks at the store")
@@ -139,7 +141,7 @@ def cmd_grid_run(args) -> int:
                                 "depth": args.depth, "search": args.search,
                                 "seconds_per_move": args.seconds_per_move, "expansion": args.expansion,
                                 "play_playouts": args.play_playouts, "seed_salt": args.seed_salt,
-                                "opponents": args.opponents}.items()
+                                "opponents": args.opponents, "reply_temperature": args.reply_temperature}.items()
              if v is not None and v != ""}  # empty: not given (compose's variables left empty)
     log = logging.getLogger("obook.driver")
 

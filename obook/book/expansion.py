@@ -27,6 +27,7 @@ cancels the search and nothing is written.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
 from dataclasses import dataclass
@@ -315,7 +316,15 @@ def schedule(conn, book: BookInfo, count: int, target: int | None = None,
     return created
 
 
+def book_constants(book: BookInfo, constants: MinimaxConstants = CONSTANTS) -> MinimaxConstants:
+    """``constants`` with the book's own part of the rules: its reply temperature."""
+    if constants.reply_temperature == book.reply_temperature:
+        return constants
+    return dataclasses.replace(constants, reply_temperature=book.reply_temperature)
+
+
 def _schedule(conn, book: BookInfo, count: int, target: int | None, constants: MinimaxConstants) -> list[int]:
+    constants = book_constants(book, constants)
     index = None
     if book.expansion == "reach":
         index = reach_index(conn, book, constants)

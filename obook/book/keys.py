@@ -90,7 +90,9 @@ def engine_line(book) -> str:
     """The book's engine record in one line for people (the CLI, the SGF export, the service): its
     search, knowledge, whether this obook runs it, and the build settings beside the search."""
     return (describe_engine(book.search, book.knowledge) + (f"; seed salt {book.seed_salt}" if book.seed_salt else "")
-            + (f"; opponents {book.opponents}" if book.opponents else ""))
+            + (f"; opponents {book.opponents}" if book.opponents else "")
+            + (f"; reply temperature {book.reply_temperature:g}"
+               if book.expansion == "reach" and book.reply_temperature != 1.0 else ""))
 
 
 class BookGameError(IllegalMoveError):

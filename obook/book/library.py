@@ -15,6 +15,7 @@ from obook.book.expansion import opponent_configs, opponent_specs
 from obook.book.keys import ENGINE_VERSION, require_engine, require_keys
 from obook.book.kinds import book_kind
 from obook.book.lookup import replay_moves
+from obook.book.minimax import REPLY_TEMPERATURE
 from obook.book.rules import NEW_BOOK_ALGORITHM, self_play_rule
 from obook.config import settings
 from obook.errors import ObookError
@@ -71,6 +72,7 @@ class BookSettings:
     play_playouts: int = 0  # minimax: the play budget that models the opponent in "reach" (0: S / 100)
     seed_salt: int = 0  # minimax: mixed into every expansion's seed, so that two builds can differ
     opponents: str = ""  # reach: the opponent population, search specs separated by ";" ("": the play budget's)
+    reply_temperature: float | None = None  # reach: the opponent model's temperature (None: REPLY_TEMPERATURE)
 
     def validated(self) -> "BookSettings":
         if not 5 <= self.size <= 19:
@@ -105,9 +107,17 @@ class BookSettings:
         opponents = ";".join(opponent_specs(self.opponents))
         if opponents and own["expansion"] != "reach":
             raise ObookError("--opponents is an option of a minimax book grown by reach")
+        reach = kind.has_play_budget and own["expansion"] == "reach"
+        if self.reply_temperature is not None and not reach:
+            raise ObookError("--reply-temperature is an option of a minimax book grown by reach")
+        temperature = self.reply_temperature if self.reply_temperature is not None else (
+            REPLY_TEMPERATURE if reach else 1.0)
+        if not 0.05 <= temperature <= 10:
+            raise ObookError(f"reply temperature {temperature:g}: must be in [0.05, 10] (1: the play policy's "
+                             "shares as they are; below 1 the opponent's likeliest replies count for more)")
         settled = BookSettings(self.size, self.komi, self.algorithm, threshold, spec, self.seconds_per_move,
                                own["depth"], self.superko, self.widening, own["expansion"], self.play_playouts,
-                               self.seed_salt, opponents)
+                               self.seed_salt, opponents, temperature)
         if opponents:
             opponent_configs(settled)  # each member over the book's search: an error names the one refused
         return settled
@@ -137,6 +147,7 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
                                      threshold=s.threshold, search=s.search, seconds_per_move=s.seconds_per_move,
                                      depth=s.depth, widening=s.widening, expansion=s.expansion,
                                      play_playouts=s.play_playouts, seed_salt=s.seed_salt, opponents=s.opponents,
+                                     reply_temperature=s.reply_temperature,
                                      engine_version=ENGINE_VERSION,
                                      knowledge=knowledge_digest())
     except IntegrityError:  # another builder created it a moment ago: use theirs
@@ -147,7 +158,7 @@ def ensure_book(store: Store, name: str, wanted: BookSettings | None, explicit: 
         have = {"size": book.size, "komi": book.komi, "algorithm": book.algorithm, "threshold": book.threshold,
                 "search": book.search, "depth": book.depth, "superko": book.superko, "widening": book.widening,
                 "expansion": book.expansion, "play_playouts": book.play_playouts, "seed_salt": book.seed_salt,
-                "opponents": book.opponents}
+                "opponents": book.opponents, "reply_temperature": book.reply_temperature}
         for key in sorted(explicit & have.keys()):
             mine, theirs = getattr(s, key), have[key]
             if key == "search":  # the same search, however written

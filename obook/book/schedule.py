@@ -62,7 +62,7 @@ class IndexNode:
         node = node_from_row(row)  # parsed whole once, then dropped
         replies: dict[int, float] = {}
         reply = None
-        for move, share in node.likely_moves():
+        for move, share in node.likely_moves(constants.reply_temperature):
             cost = -math.log(max(share, constants.min_prior))
             if move in node.edges:
                 child = node.edges[move][0]

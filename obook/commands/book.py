@@ -59,6 +59,9 @@ def register(subparsers) -> None:
     p.add_argument("--seed-salt", type=int, default=None,
                    help="new minimax book: mixed into every expansion's seed, so that two builds with the same "
                         "settings differ (default 0)")
+    p.add_argument("--reply-temperature", type=float, default=None, metavar="T",
+                   help="new reach book: the opponent model plays a reply with probability proportional to its "
+                        "play-policy share ** (1/T) (default 0.5, fitted to the engine's replies; 1: the shares)")
     p.add_argument("--allow-engine-change", action="store_true",
                    help="continue a book whose recorded search or learned knowledge differs from this obook's "
                         "(the book then records this engine)")
@@ -230,7 +233,7 @@ def cmd_build(args) -> int:
                                 "superko": args.superko, "seconds_per_move": args.seconds_per_move,
                                 "widening": args.widening, "expansion": args.expansion,
                                 "play_playouts": args.play_playouts, "seed_salt": args.seed_salt,
-                                "opponents": args.opponents}.items()
+                                "opponents": args.opponents, "reply_temperature": args.reply_temperature}.items()
              if v is not None}
     store = _store(args, create=True)
     given, budget = build_settings(store, args.book, given, budget)
@@ -499,6 +502,7 @@ def _engine_document(book) -> dict:
     from obook.search.provenance import engine_differences
 
     return {"search": book.search, "knowledge": book.knowledge, "seed_salt": book.seed_salt, "opponents": book.opponents,
+            "reply_temperature": book.reply_temperature,
             "differences_from_this_obook": engine_differences(book.search, book.knowledge)}
 
 

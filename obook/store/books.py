@@ -39,6 +39,7 @@ class BookInfo:
     knowledge: str | None = None  # the digest of the learned data its searches read (None: not recorded)
     seed_salt: int = 0  # minimax books: mixed into every expansion's seed (0: the seeds of books before it)
     opponents: str = ""  # reach books: the opponent population (``obook.book.expansion.opponent_configs``)
+    reply_temperature: float = 1.0  # reach books: the opponent model's (``obook.book.minimax.tempered``)
 
     @property
     def superko(self) -> bool:
@@ -52,7 +53,7 @@ def book_from_row(row) -> BookInfo:
                     seconds_per_move=m["seconds_per_move"], depth=m["depth"], engine_version=m["engine_version"],
                     created_at=as_utc(m["created_at"]), widening=m["widening"],
                     expansion=m["expansion"], play_playouts=m["play_playouts"], knowledge=m["knowledge"],
-                    seed_salt=m["seed_salt"], opponents=m["opponents"])
+                    seed_salt=m["seed_salt"], opponents=m["opponents"], reply_temperature=m["reply_temperature"])
 
 
 

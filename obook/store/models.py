@@ -79,6 +79,8 @@ class Book(Base):
     seed_salt: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")  # minimax: mixed into every expansion's seed
     # reach books: the opponent population, search specs over the book's at the play budget, ";"-separated
     opponents: Mapped[str] = mapped_column(Text, default="", server_default="")
+    # reach books: a reply's probability is its play-policy share ** (1 / this), normalised (1.0: before 0019)
+    reply_temperature: Mapped[float] = mapped_column(Float, default=1.0, server_default="1.0")
     seconds_per_move: Mapped[float] = mapped_column(Float, default=1.0)
     depth: Mapped[int] = mapped_column(Integer, default=20)  # statistics are kept for the first `depth` moves (0: all)
     widening: Mapped[float] = mapped_column(Float, default=0.0)  # b: mutate while a position has < 1 + N^b moves (0: off)

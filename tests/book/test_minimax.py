@@ -4,6 +4,8 @@ delivery, a lost lease, a dead worker's expansion taken over, verify and repair,
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 import re
 import os
@@ -185,6 +187,29 @@ def test_reach_candidates_cover_the_opponents_likely_replies_and_the_players_own
     assert order.index((10, 7)) == len(order) - 1
     deep = MinimaxConstants(error_floor=0.0, max_depth=1)
     assert {key for _, key, _ in reach_candidates(nodes, 0, back_up(nodes, deep), deep)} == {0}
+
+
+def test_a_reply_temperature_below_one_makes_the_opponents_likeliest_replies_likelier():
+    from obook.book.minimax import tempered
+
+    policy = [(6, 0.4), (5, 0.2), (7, 0.1)]
+    assert tempered(policy, 1.0) == policy
+    squared = dict(tempered(policy, 0.5))  # 0.16, 0.04, 0.01 over 0.21
+    assert squared == pytest.approx({6: 0.16 / 0.21, 5: 0.04 / 0.21, 7: 0.01 / 0.21})
+    assert sum(squared.values()) == pytest.approx(1.0)
+    flatter = dict(tempered(policy, 2.0))
+    assert flatter[6] / flatter[7] == pytest.approx((0.4 / 0.1) ** 0.5)
+    # the reach rule reads the tempered policy: White's reply 6 at node 10 now costs -log(0.36 / 0.46)
+    nodes = {
+        0: node(0, "", [(1, 900, 0.6), (2, 100, 0.4)], edges={1: (10, 0.9)}, play=[(2, 0.7), (1, 0.3)]),
+        10: node(10, "A", [(5, 900, 0.45), (6, 100, 0.3)], play=[(6, 0.6), (5, 0.3), (7, 0.1)]),
+    }
+    assert nodes[10].likely_moves(0.5)[0] == (6, pytest.approx(0.36 / 0.46))
+    cold = dataclasses.replace(FLOOR, reply_temperature=0.5)
+    found = {(key, move): cost for cost, key, move in reach_candidates(nodes, 0, back_up(nodes, cold), cold)}
+    assert found[(10, 6)] == pytest.approx(-math.log(0.36 / 0.46))
+    assert found[(10, 7)] == pytest.approx(-math.log(0.01 / 0.46))
+    assert found[(0, 2)] == pytest.approx(-math.log(0.49 / 0.58))
 
 
 def test_expansion_costs_follow_the_path_gap_and_prior():
@@ -978,6 +1003,36 @@ def test_each_kind_of_book_settles_its_own_options():
         BookSettings(algorithm="minimax", search="algorithm=flat").validated()
     with pytest.raises(ObookError, match="^algorithm 'mcts': choose one of mbm, mvbm, beta, minimax$"):
         BookSettings(algorithm="mcts").validated()
+
+
+def test_a_reach_book_records_its_reply_temperature_and_its_schedule_reads_it(store):
+    """A new reach book's opponent model is tempered (``REPLY_TEMPERATURE`` unless given); a cost
+    book's and a statistical book's have none to give; the book records it, says it in its engine
+    line, and its schedule reads it (``book_constants``)."""
+    from obook.book.expansion import book_constants
+    from obook.book.keys import engine_line
+    from obook.book.library import BookSettings, ensure_book
+    from obook.book.minimax import REPLY_TEMPERATURE
+    from obook.errors import ObookError
+
+    assert BookSettings(algorithm="minimax").validated().reply_temperature == REPLY_TEMPERATURE == 0.5
+    assert BookSettings(algorithm="minimax", reply_temperature=0.8).validated().reply_temperature == 0.8
+    assert BookSettings(algorithm="minimax", expansion="cost").validated().reply_temperature == 1.0
+    for wrong in (dict(algorithm="mvbm", reply_temperature=0.5), dict(algorithm="minimax", expansion="cost",
+                                                                     reply_temperature=0.5)):
+        with pytest.raises(ObookError, match="^--reply-temperature is an option of a minimax book grown by reach$"):
+            BookSettings(**wrong).validated()
+    with pytest.raises(ObookError, match="^reply temperature 0: must be in"):
+        BookSettings(algorithm="minimax", reply_temperature=0.0).validated()
+    book = ensure_book(store, "tempered", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
+                                                       seconds_per_move=0, reply_temperature=0.7))
+    assert book.reply_temperature == 0.7 and engine_line(book).endswith("; reply temperature 0.7")
+    assert book_constants(book).reply_temperature == 0.7
+    assert book_constants(book, CONSTANTS).error_floor == CONSTANTS.error_floor
+    with pytest.raises(ObookError, match="exists with reply_temperature=0.7, not 0.5"):
+        ensure_book(store, "tempered", BookSettings(size=5, komi=0.5, algorithm="minimax", search="playouts=100",
+                                                    seconds_per_move=0, reply_temperature=0.5),
+                    explicit={"reply_temperature"})
 
 
 def test_minimax_lookups_on_the_event_loop_answer_as_the_threads_do(store, store_url, compiled_engine):

@@ -110,7 +110,8 @@ def test_the_cli_the_api_and_the_export_show_the_record(store, tmp_path, capsys)
     assert code == 0, err
     lines = out.splitlines()
     assert any(line.startswith("m:") for line in lines)
-    assert f"  search playouts=300; knowledge {book.knowledge}; this obook's engine; seed salt 7" in lines
+    assert (f"  search playouts=300; knowledge {book.knowledge}; this obook's engine; seed salt 7; "
+            "reply temperature 0.5") in lines
     assert ("  search playouts=300; knowledge not recorded; not this obook's engine (the book records no engine "
             "(it was made before obook recorded the full search and its knowledge))") in lines
     code, out, err = run_cli(capsys, "lookup", "--db", store.url, "--book", "old", "--json")
@@ -118,7 +119,8 @@ def test_the_cli_the_api_and_the_export_show_the_record(store, tmp_path, capsys)
     assert '"knowledge": null' in out and "records no engine" in out
     code, out, err = run_cli(capsys, "export", "--db", store.url, "--book", "m", "--sgf", str(tmp_path / "m.sgf"))
     assert code == 0, err
-    assert f"Engine: search playouts=300; knowledge {book.knowledge}; this obook's engine; seed salt 7." in (
+    assert (f"Engine: search playouts=300; knowledge {book.knowledge}; this obook's engine; seed salt 7; "
+            "reply temperature 0.5.") in (
         tmp_path / "m.sgf").read_text()
     with TestClient(create_app(store.url)) as client:
         books = {b["name"]: b for b in client.get("/v1/books").json()["items"]}

@@ -34,8 +34,8 @@ def with_play_policy(rng: random.Random, search):
     return dataclasses.replace(search, play_policy=" ".join(f"{m}:{w / total:.5f}" for m, w in zip(moves, weights)))
 
 
-@pytest.mark.parametrize("seed, slack", [(1, 256), (2, 256), (3, 0), (4, 0)])
-def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, slack, monkeypatch):
+@pytest.mark.parametrize("seed, slack, temperature", [(1, 256, 1.0), (2, 256, 0.5), (3, 0, 1.0), (4, 0, 0.5)])
+def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, slack, temperature, monkeypatch):
     import tests.book.test_backup as backup_test
 
     rng = random.Random(seed)
@@ -45,7 +45,8 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, slack, mo
                                                            search="playouts=100", seconds_per_move=0))
     root = 1
     keys, depth = seed_book(store, book, rng, search=backup_test.random_search)
-    index = ReachIndex(book.id, root, slack=slack)  # slack 0: nodes no longer reached are dropped at once
+    constants = dataclasses.replace(CONSTANTS, reply_temperature=temperature)
+    index = ReachIndex(book.id, root, constants, slack=slack)  # slack 0: nodes no longer reached are dropped at once
     compared = forgotten = 0
     for step in range(80):
         expand(store, book, rng, keys, depth, CONSTANTS)
@@ -54,7 +55,7 @@ def test_the_index_keeps_the_candidates_of_the_whole_book(store, seed, slack, mo
                 index.refresh(conn)
                 nodes = load_nodes(conn, book.id)
                 figures = stored_figures(conn, book.id)
-            whole = cheapest_of_each_node(reach_candidates(nodes, root, figures))
+            whole = cheapest_of_each_node(reach_candidates(nodes, root, figures, constants))
             assert index.candidates() == whole, f"after step {step}"
             compared += len(whole)
             if slack == 0:
