@@ -19,14 +19,15 @@ The method is KataGo's book builder (``cpp/book/book.cpp``) on our engine, and F
   scores are *Black's* (area score less komi, as the search measures them), at every node whichever
   colour is to move, so they pass from child to parent unchanged; a reader turns them to the
   mover's side (``obook.book.lookup``). The back-up does not choose by score: it is shown, not yet
-  played on (KataGo's ``utilityPerScore`` has not been tried here);
+  played on (KataGo's ``utilityPerScore`` as a play rule would change 5% of games at most, since a
+  reach book holds one own move at most nodes: ``benchmarks/book_rules.py``, docs/book.md);
 - the next node to expand is the cheapest by a cost added up along the path from the root: a cost
   per move, the gap of the move's upper bound to the best move's, its ``-log`` prior (its share of
   the search's visits), less a bonus for an uncertain own value (``expansion_costs``);
 - or, with the book's ``reach`` expansion, the next move added is the one likeliest to be reached
   in play (``reach_candidates``): the book player's own move where the book has none, and the
-  opponent's replies in proportion to the policy of searches at the play budget, the budget of the
-  engine the book is for;
+  opponent's replies by the policy of searches at the play budget, the budget of the engine the
+  book is for, at the book's reply temperature (``tempered``);
 - playing from the book takes the child with the best value, unless the node's own value is
   clearly better (the book move's value below the own value's lower bound), and leaves the book
   then (``book_move``).

@@ -1,0 +1,91 @@
+"""Would another play rule change what a minimax book plays? (issue 32, item 6)
+
+A rule can only change a game where the book player meets a node whose moves it ranks otherwise.
+This counts, for a book and its recorded games (``benchmarks/minimax_book.py``'s JSON lines and
+SGFs), the nodes where the book's rule (``book_move``: the best backed-up value) and a score rule
+differ, and the recorded games in which the book player met such a node on its way through the
+book. The score rule is KataGo's ``utilityPerScore`` idea on the book's back-up: among the book
+moves, the best value plus ``lambda`` times the mover's backed-up score (points); where the value
+rule leaves the book, so does it.
+
+    python benchmarks/book_rules.py --db sqlite:///b025-1000.db --book b025 --series "b025 [book_choice=value]" \\
+        --checkpoint 1000 --lambdas 0.002,0.005,0.01,0.02
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def score_rule(node, figures, per_point: float):
+    """The book move by value plus ``per_point`` times the mover's backed-up score (None: leave)."""
+    from obook.book.minimax import book_move, edge_views
+
+    chosen = book_move(node, figures)
+    edges = edge_views(node, figures)
+    if chosen is None or len(edges) < 2:
+        return chosen
+    sign = 1.0 if node.black_to_move else -1.0
+
+    def utility(edge):
+        score = figures[edge.child].backed_up_score
+        return edge.value + per_point * (sign * score if score is not None else 0.0)
+
+    return max(edges, key=utility)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", required=True)
+    parser.add_argument("--book", required=True)
+    parser.add_argument("--series", default=None, help="the recorded series whose games to replay (default: the book)")
+    parser.add_argument("--checkpoint", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    parser.add_argument("--lambdas", default="0.002,0.005,0.01,0.02", help="win rate per point of score")
+    args = parser.parse_args()
+
+    from obook.book.backup import load_nodes
+    from obook.book.keys import canonical_view
+    from obook.book.library import open_book_store
+    from obook.book.minimax import book_move
+    from obook.go.position import Position
+    from obook.go.sgf import read_sgf
+    from obook.store.books import get_book
+    from obook.store.minimax import stored_figures
+
+    store = open_book_store(args.db)
+    with store.read() as conn:
+        info = get_book(conn, args.book)
+        nodes = load_nodes(conn, info.id)
+        figures = stored_figures(conn, info.id)
+    series = args.series or args.book
+    rows = [json.loads(line) for line in args.out.read_text().splitlines() if '"kind": "game"' in line]
+    rows = [r for r in rows if r["book"] == series and (args.checkpoint is None or r["checkpoint"] == args.checkpoint)]
+    several = [n for n in nodes.values() if len(n.edges) >= 2 and book_move(n, figures) is not None]
+    print(f"book {args.book!r}: {len(nodes)} nodes, {len(several)} with two book moves or more and a move to play; "
+          f"{len(rows)} recorded games of {series!r}")
+    print("| lambda (win rate a point) | nodes where the rules differ | games that meet one |")
+    print("| --- | --- | --- |")
+    for per_point in (float(x) for x in args.lambdas.split(",")):
+        differ = {n.key for n in several if score_rule(n, figures, per_point).move != book_move(n, figures).move}
+        met = 0
+        for r in rows:
+            record = read_sgf(Path(r["sgf"]))
+            position = Position(size=record.position.size, komi=record.position.komi)
+            for ply, (_, point) in enumerate(record.position.moves[:40]):
+                key, _ = canonical_view(position)
+                if key not in nodes:
+                    break
+                if ("B" if ply % 2 == 0 else "W") == r["a_color"] and key in differ:
+                    met += 1
+                    break
+                position.play(point)
+        print(f"| {per_point:g} | {len(differ)} | {met} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""How well does a reach book's opponent model predict the opponent's replies? (issue 32)
+
+A reach book's node keeps a play policy: the mean visit shares of searches at the play budget. The
+opponent plays each search's most visited move, so its replies are more concentrated than the
+shares; the book's schedule reads them at a temperature T (a reply's probability is share ** (1/T),
+normalised: ``obook.book.minimax.tempered``). This fits T to the replies the opponent really played
+in a book's recorded games (``benchmarks/minimax_book.py``'s JSON lines and SGFs): at every position
+of the book where the opponent was to move, the log-likelihood of its reply under each T, and how
+often it played the policy's first move against the probability the model gives that move.
+
+``--simulate`` then asks what the fit is worth in coverage: a book of N expansions grown by
+reach for one colour of the book player over a tree whose nodes draw their play policies from the
+book's, with the opponent replying as the fitted model says, is grown once with the shares as they
+are and once with the fitted temperature; printed is the expected number of the book player's own
+moves from the book a game (one expansion a node, no transpositions: a model, not a measurement).
+
+    python benchmarks/reply_model.py --db sqlite:///b025-1000.db --book b025 --checkpoint 1000 --simulate
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import json
+import math
+import random
+import statistics
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+TEMPERATURES = (1.0, 0.7, 0.5, 0.35, 0.25, 0.18)
+
+
+def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, playouts: int | None,
+                     max_ply: int = 30) -> list[tuple[list[tuple[int, float]], int, int]]:
+    """(play policy, canonical reply, ply) at every position of ``book`` where the opponent (the
+    engine without the book, B) was to move, in the recorded games against the plain engine (series
+    against another opponent are left out: its replies are not what the model is of)."""
+    from obook.book.keys import canonical_move, canonical_view
+    from obook.book.library import open_book_store
+    from obook.book.minimax import parse_play_policy
+    from obook.go.position import Position
+    from obook.go.sgf import read_sgf
+    from obook.store.books import get_book
+    from obook.store.minimax import load_node_rows
+
+    store = open_book_store(url)
+    with store.read() as conn:
+        info = get_book(conn, book)
+        policies = {key: parse_play_policy(row.play_policy) for key, row in load_node_rows(conn, info.id).items()
+                    if row.play_policy}
+    rows = [json.loads(line) for line in out.read_text().splitlines() if '"kind": "game"' in line]
+    rows = [r for r in rows if r["book"].split(" [")[0] == book and " vs " not in r["book"] and "[no book]" not in r["book"]
+            and (checkpoint is None or r["checkpoint"] == checkpoint) and (playouts is None or r["playouts"] == playouts)]
+    found = []
+    for r in rows:
+        record = read_sgf(Path(r["sgf"]))  # relative to the repository, where the benchmarks run
+        opponent = "W" if r["a_color"] == "B" else "B"
+        position = Position(size=record.position.size, komi=record.position.komi)
+        for ply, (_, point) in enumerate(record.position.moves[:max_ply]):
+            key, symmetries = canonical_view(position)
+            if ("B" if ply % 2 == 0 else "W") == opponent:
+                if key not in policies:
+                    break  # the game left the book
+                found.append((policies[key], canonical_move(position, point, symmetries), ply))
+            position.play(point)
+    return found
+
+
+def mean_log_likelihood(observed, temperature: float) -> float:
+    from obook.book.minimax import tempered
+
+    total = 0.0
+    for policy, reply, _ in observed:
+        p = dict(tempered(policy, temperature)).get(reply, 0.0)
+        total += math.log(max(p, 1e-4))
+    return total / len(observed)
+
+
+def simulate(policies: list[list[float]], expansions: int, model: float, truth: float, seed: int,
+             repeats: int = 3) -> float:
+    """Expected own book moves a game of a reach book of ``expansions`` nodes for one colour, grown
+    by the model at temperature ``model``, the opponent replying at temperature ``truth``."""
+    from obook.book.minimax import tempered
+
+    total = 0.0
+    for r in range(repeats):
+        rng = random.Random(seed + r)
+        heap = [(0.0, 0, 1.0)]  # (model cost, tie, true probability of reaching the node)
+        tie = 0
+        for _ in range(expansions):
+            if not heap:
+                break
+            cost, _, reach = heapq.heappop(heap)
+            total += reach / repeats  # an own move from the book here, as often as play reaches it
+            shares = [(i, s) for i, s in enumerate(rng.choice(policies))]
+            true, modelled = dict(tempered(shares, truth)), dict(tempered(shares, model))
+            for move, _ in shares[:40]:
+                tie += 1
+                heapq.heappush(heap, (cost - math.log(max(modelled[move], 1e-3)), tie, reach * true[move]))
+    return total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", required=True, help="the book's store")
+    parser.add_argument("--book", required=True)
+    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    parser.add_argument("--checkpoint", type=int, default=None, help="only the games at this checkpoint")
+    parser.add_argument("--playouts", type=int, default=None, help="only the games at this play budget")
+    parser.add_argument("--simulate", action="store_true", help="also the coverage the fit is worth (a model)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts)
+    if not observed:
+        print("no recorded reply of the opponent in a position of the book", file=sys.stderr)
+        return 1
+    from obook.book.minimax import tempered
+
+    print(f"{len(observed)} replies of the opponent at positions of book {args.book!r}")
+    ranks = Counter(next((i for i, (m, _) in enumerate(sorted(p, key=lambda ms: -ms[1])) if m == reply), -1)
+                    for p, reply, _ in observed)
+    print("rank of the reply in the play policy (0: its first move; -1: not in it): "
+          + ", ".join(f"{k}: {v}" for k, v in sorted(ranks.items())[:8]))
+    print("| T | mean log-likelihood | the first move's probability (mean) |")
+    print("| --- | --- | --- |")
+    fits = {}
+    for t in TEMPERATURES:
+        fits[t] = mean_log_likelihood(observed, t)
+        first = statistics.mean(max(s for _, s in tempered(p, t)) for p, _, _ in observed)
+        print(f"| {t:g} | {fits[t]:.4f} | {first:.3f} |")
+    best = max(fits, key=fits.get)
+    played_first = ranks[0] / len(observed)
+    print(f"best T {best:g}; the opponent played the policy's first move in {played_first:.1%} of them")
+    by_ply = defaultdict(list)
+    for p, reply, ply in observed:
+        by_ply[ply].append((p, reply))
+    print("| ply | replies | played the first move | its probability at T=1 | at the best T |")
+    print("| --- | --- | --- | --- | --- |")
+    for ply in sorted(by_ply):
+        items = by_ply[ply]
+        if len(items) < 30:
+            continue
+        top = sum(max(p, key=lambda ms: ms[1])[0] == reply for p, reply in items) / len(items)
+        raw = statistics.mean(max(s for _, s in p) for p, _ in items)
+        cold = statistics.mean(max(s for _, s in tempered(p, best)) for p, _ in items)
+        print(f"| {ply} | {len(items)} | {top:.3f} | {raw:.3f} | {cold:.3f} |")
+    if args.simulate:
+        policies = [sorted((s for _, s in p), reverse=True) for p, _, _ in observed]
+        print(f"simulated own book moves a game, one colour, the opponent replying at T={best:g}:")
+        print(f"| expansions (both colours) | grown at T=1 | grown at T={best:g} |")
+        print("| --- | --- | --- |")
+        for n in (250, 500, 1000, 2000, 4000, 8000):
+            flat = simulate(policies, n // 2, 1.0, best, args.seed)
+            cold = simulate(policies, n // 2, best, best, args.seed)
+            print(f"| {n} | {flat:.2f} | {cold:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
