@@ -29,8 +29,12 @@ run: $(VENV)/.installed-base
 
 # The dashboard's browser test needs /usr/bin/chromium (apt-get install chromium; .ci/run installs it):
 # without it the test is skipped, or fails under OBOOK_REQUIRE_SERVICES=1.
+# Two workers for the tests that can share the machine, then alone those that stop or share its
+# services and size their leases for a quiet machine (the marker is set in tests/conftest.py).
 test: $(VENV)/.installed gnugo
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 -m "not machine_services"; shared=$$?; \
+	  $(PY) -m pytest -q -m machine_services; alone=$$?; \
+	  test $$shared = 0 && test $$alone = 0
 
 bench: $(VENV)/.installed
 	$(PY) benchmarks/engine.py

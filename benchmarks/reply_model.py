@@ -8,6 +8,11 @@ in a book's recorded games (``benchmarks/minimax_book.py``'s JSON lines and SGFs
 of the book where the opponent was to move, the log-likelihood of its reply under each T, and how
 often it played the policy's first move against the probability the model gives that move.
 
+``--coverage`` measures a book as it is: the expected number of the book player's own moves from
+the book a game (book moves, and a node's deep-search move where it has no book move), for each
+colour, against an opponent replying at the fitted temperature through the nodes' play policies
+(``--truth`` another). It reads no game: two books of the same size compare at once.
+
 ``--simulate`` then asks what the fit is worth in coverage: a book of N expansions grown by
 reach for one colour of the book player over a tree whose nodes draw their play policies from the
 book's, with the opponent replying as the fitted model says, is grown once with the shares as they
@@ -102,6 +107,50 @@ def simulate(policies: list[list[float]], expansions: int, model: float, truth: 
     return total
 
 
+def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6) -> dict[str, float]:
+    """Expected own moves from ``book`` a game, for a book player of each colour, the opponent
+    replying at temperature ``truth`` through the play policies (``docstring``: ``--coverage``)."""
+    from obook.book.backup import load_nodes
+    from obook.book.expansion import root_key
+    from obook.book.library import open_book_store
+    from obook.book.minimax import book_move, tempered
+    from obook.store.books import get_book
+    from obook.store.minimax import stored_figures
+
+    store = open_book_store(url)
+    with store.read() as conn:
+        info = get_book(conn, book)
+        nodes = load_nodes(conn, info.id)
+        figures = stored_figures(conn, info.id)
+    root = root_key(info)
+    out = {}
+    for colour, name in ((0, "black"), (1, "white")):
+        total = 0.0
+        frontier = {root: 1.0} if root in nodes else {}
+        for depth in range(60):  # each step is one ply; a DAG's mass moves down by depth
+            after: dict[int, float] = {}
+            for key, mass in frontier.items():
+                node = nodes[key]
+                if depth % 2 == colour:
+                    chosen = book_move(node, figures)
+                    if chosen is not None:
+                        total += mass
+                        if chosen.child in nodes:
+                            after[chosen.child] = after.get(chosen.child, 0.0) + mass
+                    elif node.best_new() is not None:
+                        total += mass  # the node's deep search's move; play then leaves the book
+                else:
+                    for move, p in tempered(node.likely_moves(), truth):
+                        child = node.edges.get(move)
+                        if child is not None and child[0] in nodes and mass * p > floor:
+                            after[child[0]] = after.get(child[0], 0.0) + mass * p
+            frontier = after
+            if not frontier:
+                break
+        out[name] = total
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True, help="the book's store")
@@ -110,6 +159,9 @@ def main() -> int:
     parser.add_argument("--checkpoint", type=int, default=None, help="only the games at this checkpoint")
     parser.add_argument("--playouts", type=int, default=None, help="only the games at this play budget")
     parser.add_argument("--simulate", action="store_true", help="also the coverage the fit is worth (a model)")
+    parser.add_argument("--coverage", nargs="*", metavar="URL:BOOK",
+                        help="the expected own book moves a game of these books (and of --db's) at the fitted T")
+    parser.add_argument("--truth", type=float, default=None, help="with --coverage: the opponent's T (default: fitted)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts)
@@ -146,6 +198,15 @@ def main() -> int:
         raw = statistics.mean(max(s for _, s in p) for p, _ in items)
         cold = statistics.mean(max(s for _, s in tempered(p, best)) for p, _ in items)
         print(f"| {ply} | {len(items)} | {top:.3f} | {raw:.3f} | {cold:.3f} |")
+    if args.coverage is not None:
+        truth = args.truth or best
+        print(f"expected own moves from the book a game, the opponent replying at T={truth:g}:")
+        print("| book | as Black | as White | mean |")
+        print("| --- | --- | --- | --- |")
+        for item in [f"{args.db}:{args.book}"] + args.coverage:
+            url, name = item.rsplit(":", 1)
+            own = expected_own_moves(url, name, truth)
+            print(f"| {name} ({url}) | {own['black']:.2f} | {own['white']:.2f} | {(own['black'] + own['white']) / 2:.2f} |")
     if args.simulate:
         policies = [sorted((s for _, s in p), reverse=True) for p, _, _ in observed]
         print(f"simulated own book moves a game, one colour, the opponent replying at T={best:g}:")

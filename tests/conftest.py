@@ -12,6 +12,21 @@ GNUGO = os.environ.get("OBOOK_GNUGO", "/usr/games/gnugo")
 SHARED = Path(os.environ.get("OBOOK_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
 
 
+# Tests that stop or share what the whole machine has (its Redis, restarted under grid builds; the
+# tests' own PostgreSQL cluster; the server's cluster-wide roles), and whose leases and deadlines are
+# sized for a machine that runs them alone: ``make test`` runs the others on two xdist workers, then
+# these one after another (``-m machine_services``).
+SERIAL_TESTS = ("tests/grid/", "tests/store/test_server_restart.py", "tests/store/test_crash_after_done.py",
+                "tests/store/test_roles.py")
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m selects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(SERIAL_TESTS):
+            item.add_marker(pytest.mark.machine_services)
+
+
 @pytest.fixture(scope="session")
 def gnugo_path():
     if not (Path(GNUGO).exists() or shutil.which(GNUGO)):
@@ -110,6 +125,24 @@ class RestartableServer:
         if done.returncode != 0:
             raise RuntimeError(f"pg_ctlcluster {self.version} {RESTART_CLUSTER} {action}: "
                                f"{(done.stderr or done.stdout).strip()}")
+        if action in ("start", "restart"):
+            self.wait_ready()
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Until the server accepts connections: after an immediate stop it replays its WAL first
+        ("the database system is starting up"), which pg_ctlcluster may not wait for on a busy machine."""
+        import psycopg
+
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                psycopg.connect(host="127.0.0.1", port=self.port, user="postgres", dbname="postgres",
+                                connect_timeout=5).close()
+                return
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def restart(self, down_seconds: float = 0.0) -> None:
         """A fast shutdown (every session is terminated, open transactions rolled back), then up
