@@ -282,9 +282,9 @@ def main() -> None:
             play(store.url, args.book, checkpoint, args.playouts, n, args.komi, args.workers, args.out,
                  args.book_options, args.opponent, args.without_book)
             series = series_name(args.book, args.book_options, args.opponent, args.without_book)
-            print(json.dumps([row for row in report(load(args.out))
-                              if row["book"] == series and row["expansions"] == checkpoint
-                              and row["playouts"] == args.playouts][0]), flush=True)
+            for row in report(load(args.out)):  # none when the checkpoint is only built (--games 0)
+                if row["book"] == series and row["expansions"] == checkpoint and row["playouts"] == args.playouts:
+                    print(json.dumps(row), flush=True)
     for row in report(load(args.out)):
         low, high = row["ci95"]
         print(f"{row['book']}: {row['expansions']} expansions or games, {row['playouts']} playouts a move "

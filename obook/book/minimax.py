@@ -70,7 +70,7 @@ CONSTANTS = MinimaxConstants()
 # A new reach book's reply temperature. A play policy is the mean visit share of searches at the play
 # budget, but the opponent plays each search's most visited move, so its replies are more concentrated
 # than the shares: over 5,608 replies of the engine at 5,000 playouts a move in the book's own recorded
-# games, shares ** 2 (temperature 0.5) predict them best (mean log-likelihood -1.86, against -2.15 for
+# games, shares ** 2 (temperature 0.5) predict them best (mean log-likelihood -1.86, against -2.16 for
 # the shares themselves; ``benchmarks/reply_model.py``). Books made before keep 1.0.
 REPLY_TEMPERATURE = 0.5
 
