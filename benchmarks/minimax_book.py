@@ -75,14 +75,35 @@ def playouts_spent(url: str, book: str) -> int:
         return int(searches) * playouts
 
 
-def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
-    from obook.book.build import BuildPlan, build
+def reached(rows: list[dict], book: str, target: int) -> bool:
+    """Whether a finished build row of ``book`` is at ``target`` or beyond (an unfinished row, of a
+    build stopped on its way, is not)."""
+    return any(r.get("kind") == "build" and r["book"] == book and r["checkpoint"] >= target
+               and r["done"] >= r["checkpoint"] for r in rows)
 
-    rows = [r for r in load(out) if r.get("kind") == "build" and r["book"] == book]
-    if any(r["checkpoint"] >= target for r in rows):
+
+def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
+    """Build ``book`` to ``target`` and record the build's seconds and playouts. A build stopped
+    before the target (Ctrl-C, SIGTERM) records the seconds it ran as an unfinished row, so a book
+    grown over several runs or sessions reports all its build time; only a finished row counts as
+    the checkpoint reached."""
+    from obook.book.build import BuildPlan, build, status
+    from obook.book.library import open_book_store
+    from obook.store.books import get_book
+
+    if reached(load(out), book, target):
         return
     started = time.time()
-    final = build(BuildPlan(url=url, book=book, target=target, workers=workers))
+    try:
+        final = build(BuildPlan(url=url, book=book, target=target, workers=workers))
+    except KeyboardInterrupt:
+        store = open_book_store(url)
+        with store.read() as conn:
+            info = get_book(conn, book)
+        done = status(store, info, target, started, 0).finished
+        append(out, {"kind": "build", "book": book, "checkpoint": target, "done": done,
+                     "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
+        raise
     append(out, {"kind": "build", "book": book, "checkpoint": target, "done": final.finished,
                  "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
 
@@ -139,7 +160,7 @@ def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: 
 
 
 def report(rows: list[dict]) -> list[dict]:
-    builds = {(r["book"], r["checkpoint"]): r for r in rows if r.get("kind") == "build"}
+    builds = [r for r in rows if r.get("kind") == "build"]  # a checkpoint's runs: unfinished ones, then the finished
     cells: dict[tuple, list[dict]] = {}
     for r in rows:
         if r.get("kind") == "game":
@@ -149,13 +170,14 @@ def report(rows: list[dict]) -> list[dict]:
         built = None if " [no book]" in book else base_book(book)  # options: the book's build; no book: none
         won = sum(game_points(g["winner"]) for g in games)
         low, high = wilson_interval(won, len(games))
-        seconds = sum(b["seconds"] for (bk, c), b in builds.items() if bk == built and c <= checkpoint)
+        seconds = sum(b["seconds"] for b in builds if b["book"] == built and b["checkpoint"] <= checkpoint)
         book_moves = [g["book_moves"] for g in games if g["book_moves"] is not None]
         by_colour = {}
         for colour in ("B", "W"):
             mine = [g for g in games if g["a_color"] == colour]
             by_colour[colour] = sum(game_points(g["winner"]) for g in mine) / len(mine) if mine else None
-        spent = [b.get("playouts") for (bk, c), b in builds.items() if bk == built and c == checkpoint]
+        spent = [b.get("playouts") for b in builds
+                 if b["book"] == built and b["checkpoint"] == checkpoint and b["done"] >= checkpoint]
         table.append({"book": book, "expansions": checkpoint, "playouts": playouts,
                       "build_minutes": round(seconds / 60, 1),
                       "playouts_millions": round(spent[0] / 1e6, 1) if spent and spent[0] else None,

@@ -11,7 +11,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from minimax_book import base_book, paired_gains, report, series_name  # noqa: E402
+from minimax_book import base_book, paired_gains, reached, report, series_name  # noqa: E402
 
 
 def game(series, index, winner, a_color="B"):
@@ -79,3 +79,18 @@ def test_the_same_series_at_another_play_budget_is_a_row_of_its_own():
             dict(game(baseline, 0, "B"), playouts=500)]
     gains = {g["playouts"]: g for g in paired_gains(rows)}
     assert gains[50]["gain"] == 1.0 and gains[500]["gain"] == 0.0
+
+
+def test_a_build_stopped_on_its_way_counts_its_time_but_not_as_the_checkpoint():
+    """A book grown over several runs (a build stopped at 130 of 200, then finished) reports both
+    runs' time at 200, the finished run's playouts, and only the finished row reaches 200."""
+    rows = [{"kind": "build", "book": "b1", "checkpoint": 100, "done": 100, "seconds": 600, "playouts": 5_000_000},
+            {"kind": "build", "book": "b1", "checkpoint": 200, "done": 130, "seconds": 180, "playouts": 6_500_000}]
+    assert reached(rows, "b1", 100) and not reached(rows, "b1", 200) and not reached(rows, "b2", 100)
+    rows.append({"kind": "build", "book": "b1", "checkpoint": 200, "done": 200, "seconds": 420,
+                 "playouts": 10_000_000})
+    assert reached(rows, "b1", 200) and not reached(rows, "b1", 300)
+    rows += [dict(game("b1", 0, "A"), checkpoint=c) for c in (100, 200)]
+    table = {row["expansions"]: row for row in report(rows)}
+    assert table[100]["build_minutes"] == 10.0 and table[100]["playouts_millions"] == 5.0
+    assert table[200]["build_minutes"] == 20.0 and table[200]["playouts_millions"] == 10.0
