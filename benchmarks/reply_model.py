@@ -11,7 +11,8 @@ often it played the policy's first move against the probability the model gives 
 ``--coverage`` measures a book as it is: the expected number of the book player's own moves from
 the book a game (book moves, and a node's deep-search move where it has no book move), for each
 colour, against an opponent replying at the fitted temperature through the nodes' play policies
-(``--truth`` another). It reads no game: two books of the same size compare at once.
+(``--truth`` another). It reads no game but the fit's (with ``--truth``, none: a book with no
+recorded games can be measured), so two books of the same size compare at once.
 
 ``--simulate`` then asks what the fit is worth in coverage: a book of N expansions grown by
 reach for one colour of the book player over a tree whose nodes draw their play policies from the
@@ -151,23 +152,8 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6) -
     return out
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--db", required=True, help="the book's store")
-    parser.add_argument("--book", required=True)
-    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
-    parser.add_argument("--checkpoint", type=int, default=None, help="only the games at this checkpoint")
-    parser.add_argument("--playouts", type=int, default=None, help="only the games at this play budget")
-    parser.add_argument("--simulate", action="store_true", help="also the coverage the fit is worth (a model)")
-    parser.add_argument("--coverage", nargs="*", metavar="URL:BOOK",
-                        help="the expected own book moves a game of these books (and of --db's) at the fitted T")
-    parser.add_argument("--truth", type=float, default=None, help="with --coverage: the opponent's T (default: fitted)")
-    parser.add_argument("--seed", type=int, default=1)
-    args = parser.parse_args()
-    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts)
-    if not observed:
-        print("no recorded reply of the opponent in a position of the book", file=sys.stderr)
-        return 1
+def fit(observed: list) -> float:
+    """Print how well each temperature predicts the observed replies; return the best."""
     from obook.book.minimax import tempered
 
     print(f"{len(observed)} replies of the opponent at positions of book {args.book!r}")
@@ -198,6 +184,28 @@ def main() -> int:
         raw = statistics.mean(max(s for _, s in p) for p, _ in items)
         cold = statistics.mean(max(s for _, s in tempered(p, best)) for p, _ in items)
         print(f"| {ply} | {len(items)} | {top:.3f} | {raw:.3f} | {cold:.3f} |")
+    return best
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--db", required=True, help="the book's store")
+    parser.add_argument("--book", required=True)
+    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    parser.add_argument("--checkpoint", type=int, default=None, help="only the games at this checkpoint")
+    parser.add_argument("--playouts", type=int, default=None, help="only the games at this play budget")
+    parser.add_argument("--simulate", action="store_true", help="also the coverage the fit is worth (a model)")
+    parser.add_argument("--coverage", nargs="*", metavar="URL:BOOK",
+                        help="the expected own book moves a game of these books (and of --db's) at the fitted T")
+    parser.add_argument("--truth", type=float, default=None, help="with --coverage: the opponent's T (default: fitted)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts)
+    if not observed and (args.simulate or args.coverage is None or not args.truth):
+        print("no recorded reply of the opponent in a position of the book (only --coverage with --truth "
+              "needs none)", file=sys.stderr)
+        return 1
+    best = fit(observed) if observed else None
     if args.coverage is not None:
         truth = args.truth or best
         print(f"expected own moves from the book a game, the opponent replying at T={truth:g}:")

@@ -1,0 +1,64 @@
+"""Do a series' recorded games lie in this store's book? (issue 32)
+
+A match's games (``benchmarks/minimax_book.py``'s JSON lines and SGFs) record where play left the
+book (``left_at``: the ply, counted from 1, of the move played from the first position the book
+does not hold). Replaying each game through another store's book says whether those games are
+games of that book too: every position before that one is in it, and that one is not. A store rebuilt with the same settings
+(a lost store, or a build repeated to check that builds are reproducible) passes exactly; another
+build, or the same build at another size, does not.
+
+    python benchmarks/book_lines.py sqlite:///b025t2-1000.db:b025t2 --series b025t --checkpoint 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("store", metavar="URL:BOOK")
+    parser.add_argument("--series", required=True, help="the recorded series whose games to replay")
+    parser.add_argument("--checkpoint", type=int, default=None)
+    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    args = parser.parse_args()
+
+    from obook.book.backup import load_nodes
+    from obook.book.keys import canonical_view
+    from obook.book.library import open_book_store
+    from obook.go.position import Position
+    from obook.go.sgf import read_sgf
+    from obook.store.books import get_book
+
+    url, name = args.store.rsplit(":", 1)
+    store = open_book_store(url)
+    with store.read() as conn:
+        nodes = load_nodes(conn, get_book(conn, name).id)
+    rows = [json.loads(line) for line in args.out.read_text().splitlines() if '"kind": "game"' in line]
+    rows = [r for r in rows if r["book"] == args.series and r.get("left_at") is not None
+            and (args.checkpoint is None or r["checkpoint"] == args.checkpoint)]
+    if not rows:
+        print(f"no recorded game of series {args.series!r} with the ply it left the book", file=sys.stderr)
+        return 1
+    inside = missing = left_alike = 0
+    for r in rows:
+        record = read_sgf(Path(r["sgf"]))
+        position = Position(size=record.position.size, komi=record.position.komi)
+        for ply, (_, point) in enumerate(record.position.moves[:r["left_at"]]):
+            held = canonical_view(position)[0] in nodes
+            if ply < r["left_at"] - 1:
+                inside, missing = inside + held, missing + (not held)
+            else:
+                left_alike += not held
+            position.play(point)
+    print(f"{len(rows)} games of {args.series!r} replayed through {name!r} ({url}, {len(nodes)} nodes): "
+          f"positions before they left the book: {inside} held, {missing} not; "
+          f"games that leave it where they left the recorded book: {left_alike}")
+    return 0 if missing == 0 and left_alike == len(rows) else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
