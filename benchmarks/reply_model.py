@@ -39,10 +39,11 @@ TEMPERATURES = (1.0, 0.7, 0.5, 0.35, 0.25, 0.18)
 
 
 def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, playouts: int | None,
-                     max_ply: int = 30) -> list[tuple[list[tuple[int, float]], int, int]]:
+                     max_ply: int = 30, series: str | None = None) -> list[tuple[list[tuple[int, float]], int, int]]:
     """(play policy, canonical reply, ply) at every position of ``book`` where the opponent (the
     engine without the book, B) was to move, in the recorded games against the plain engine (series
-    against another opponent are left out: its replies are not what the model is of)."""
+    against another opponent are left out: its replies are not what the model is of) of the book's
+    series, or of ``series`` (the games of another store of the same book, e.g. one rebuilt)."""
     from obook.book.keys import canonical_move, canonical_view
     from obook.book.library import open_book_store
     from obook.book.minimax import parse_play_policy
@@ -57,7 +58,7 @@ def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, pla
         policies = {key: parse_play_policy(row.play_policy) for key, row in load_node_rows(conn, info.id).items()
                     if row.play_policy}
     rows = [json.loads(line) for line in out.read_text().splitlines() if '"kind": "game"' in line]
-    rows = [r for r in rows if r["book"].split(" [")[0] == book and " vs " not in r["book"] and "[no book]" not in r["book"]
+    rows = [r for r in rows if r["book"].split(" [")[0] == (series or book) and " vs " not in r["book"] and "[no book]" not in r["book"]
             and (checkpoint is None or r["checkpoint"] == checkpoint) and (playouts is None or r["playouts"] == playouts)]
     found = []
     for r in rows:
@@ -152,11 +153,11 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6) -
     return out
 
 
-def fit(observed: list) -> float:
+def fit(observed: list, book: str) -> float:
     """Print how well each temperature predicts the observed replies; return the best."""
     from obook.book.minimax import tempered
 
-    print(f"{len(observed)} replies of the opponent at positions of book {args.book!r}")
+    print(f"{len(observed)} replies of the opponent at positions of book {book!r}")
     ranks = Counter(next((i for i, (m, _) in enumerate(sorted(p, key=lambda ms: -ms[1])) if m == reply), -1)
                     for p, reply, _ in observed)
     print("rank of the reply in the play policy (0: its first move; -1: not in it): "
@@ -198,14 +199,15 @@ def main() -> int:
     parser.add_argument("--coverage", nargs="*", metavar="URL:BOOK",
                         help="the expected own book moves a game of these books (and of --db's) at the fitted T")
     parser.add_argument("--truth", type=float, default=None, help="with --coverage: the opponent's T (default: fitted)")
+    parser.add_argument("--series", default=None, help="the recorded games of this book name (default: --book)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts)
+    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts, series=args.series)
     if not observed and (args.simulate or args.coverage is None or not args.truth):
         print("no recorded reply of the opponent in a position of the book (only --coverage with --truth "
               "needs none)", file=sys.stderr)
         return 1
-    best = fit(observed) if observed else None
+    best = fit(observed, args.book) if observed else None
     if args.coverage is not None:
         truth = args.truth or best
         print(f"expected own moves from the book a game, the opponent replying at T={truth:g}:")
