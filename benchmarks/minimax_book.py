@@ -326,4 +326,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM in a build): finished games and a stopped build's time are recorded
+        print("stopped; run the same command again to continue", file=sys.stderr)
+        sys.exit(130)
