@@ -13,9 +13,12 @@ build, or the same build at another size, does not.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from minimax_book import DEFAULT_OUT, load, replayed  # noqa: E402
 
 
 def main() -> int:
@@ -23,37 +26,31 @@ def main() -> int:
     parser.add_argument("store", metavar="URL:BOOK")
     parser.add_argument("--series", required=True, help="the recorded series whose games to replay")
     parser.add_argument("--checkpoint", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
 
     from obook.book.backup import load_nodes
     from obook.book.keys import canonical_view
     from obook.book.library import open_book_store
-    from obook.go.position import Position
-    from obook.go.sgf import read_sgf
     from obook.store.books import get_book
 
     url, name = args.store.rsplit(":", 1)
     store = open_book_store(url)
     with store.read() as conn:
         nodes = load_nodes(conn, get_book(conn, name).id)
-    rows = [json.loads(line) for line in args.out.read_text().splitlines() if '"kind": "game"' in line]
-    rows = [r for r in rows if r["book"] == args.series and r.get("left_at") is not None
+    rows = [r for r in load(args.out) if r.get("kind") == "game" and r["book"] == args.series and r.get("left_at") is not None
             and (args.checkpoint is None or r["checkpoint"] == args.checkpoint)]
     if not rows:
         print(f"no recorded game of series {args.series!r} with the ply it left the book", file=sys.stderr)
         return 1
     inside = missing = left_alike = 0
     for r in rows:
-        record = read_sgf(Path(r["sgf"]))
-        position = Position(size=record.position.size, komi=record.position.komi)
-        for ply, (_, point) in enumerate(record.position.moves[:r["left_at"]]):
+        for ply, position, _ in replayed(r, r["left_at"]):
             held = canonical_view(position)[0] in nodes
             if ply < r["left_at"] - 1:
                 inside, missing = inside + held, missing + (not held)
             else:
                 left_alike += not held
-            position.play(point)
     print(f"{len(rows)} games of {args.series!r} replayed through {name!r} ({url}, {len(nodes)} nodes): "
           f"positions before they left the book: {inside} held, {missing} not; "
           f"games that leave it where they left the recorded book: {left_alike}")

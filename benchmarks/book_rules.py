@@ -15,9 +15,12 @@ rule leaves the book, so does it.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from minimax_book import DEFAULT_OUT, load, replayed  # noqa: E402
 
 
 def score_rule(node, figures, per_point: float):
@@ -43,7 +46,7 @@ def main() -> int:
     parser.add_argument("--book", required=True)
     parser.add_argument("--series", default=None, help="the recorded series whose games to replay (default: the book)")
     parser.add_argument("--checkpoint", type=int, default=None)
-    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--lambdas", default="0.002,0.005,0.01,0.02", help="win rate per point of score")
     args = parser.parse_args()
 
@@ -51,8 +54,6 @@ def main() -> int:
     from obook.book.keys import canonical_view
     from obook.book.library import open_book_store
     from obook.book.minimax import book_move
-    from obook.go.position import Position
-    from obook.go.sgf import read_sgf
     from obook.store.books import get_book
     from obook.store.minimax import stored_figures
 
@@ -62,8 +63,7 @@ def main() -> int:
         nodes = load_nodes(conn, info.id)
         figures = stored_figures(conn, info.id)
     series = args.series or args.book
-    rows = [json.loads(line) for line in args.out.read_text().splitlines() if '"kind": "game"' in line]
-    rows = [r for r in rows if r["book"] == series and (args.checkpoint is None or r["checkpoint"] == args.checkpoint)]
+    rows = [r for r in load(args.out) if r.get("kind") == "game" and r["book"] == series and (args.checkpoint is None or r["checkpoint"] == args.checkpoint)]
     several = [n for n in nodes.values() if len(n.edges) >= 2 and book_move(n, figures) is not None]
     print(f"book {args.book!r}: {len(nodes)} nodes, {len(several)} with two book moves or more and a move to play; "
           f"{len(rows)} recorded games of {series!r}")
@@ -73,16 +73,13 @@ def main() -> int:
         differ = {n.key for n in several if score_rule(n, figures, per_point).move != book_move(n, figures).move}
         met = 0
         for r in rows:
-            record = read_sgf(Path(r["sgf"]))
-            position = Position(size=record.position.size, komi=record.position.komi)
-            for ply, (_, point) in enumerate(record.position.moves[:40]):
+            for ply, position, _ in replayed(r, 40):
                 key, _ = canonical_view(position)
                 if key not in nodes:
                     break
                 if ("B" if ply % 2 == 0 else "W") == r["a_color"] and key in differ:
                     met += 1
                     break
-                position.play(point)
         print(f"| {per_point:g} | {len(differ)} | {met} |")
     return 0
 

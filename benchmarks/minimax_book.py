@@ -46,6 +46,31 @@ def append(path: Path, row: dict) -> None:
         handle.write(json.dumps(row) + "\n")
 
 
+def expansions_done(url: str, book: str) -> int:
+    """The book's finished work in its own units (a minimax book's expansions), as a build counts it."""
+    from obook.book.kinds import book_kind
+    from obook.book.library import open_book_store
+    from obook.store.books import get_book
+
+    with open_book_store(url).read() as conn:
+        info = get_book(conn, book)
+        return book_kind(info).counts(conn, info).done
+
+
+def replayed(row: dict, plies: int | None = None):
+    """(ply, position, point) along a recorded game's SGF (its path relative to the repository, where
+    the benchmarks run), for its first ``plies`` moves: ``position`` is the one ``point`` is played
+    from, and is played on after each step (read it, do not keep it)."""
+    from obook.go.position import Position
+    from obook.go.sgf import read_sgf
+
+    record = read_sgf(Path(row["sgf"]))
+    position = Position(size=record.position.size, komi=record.position.komi)
+    for ply, (_, point) in enumerate(record.position.moves[:plies]):
+        yield ply, position, point
+        position.play(point)
+
+
 def playouts_spent(url: str, book: str) -> int:
     """Playouts the book's searches cost, read from the store: a minimax book's S-playout searches
     (one per node, one more for a node searched again with book moves excluded) and its play-policy
@@ -84,28 +109,19 @@ def reached(rows: list[dict], book: str, target: int) -> bool:
 
 def grow(url: str, book: str, target: int, workers: int, out: Path) -> None:
     """Build ``book`` to ``target`` and record the build's seconds and playouts. A build stopped
-    before the target (Ctrl-C, SIGTERM) records the seconds it ran as an unfinished row, so a book
-    grown over several runs or sessions reports all its build time; only a finished row counts as
-    the checkpoint reached."""
-    from obook.book.build import BuildPlan, build, status
-    from obook.book.library import open_book_store
-    from obook.store.books import get_book
+    before the target (Ctrl-C, SIGTERM, a failed worker) records the seconds it ran as an unfinished
+    row, so a book grown over several runs or sessions reports all its build time; only a finished
+    row counts as the checkpoint reached."""
+    from obook.book.build import BuildPlan, build
 
     if reached(load(out), book, target):
         return
     started = time.time()
     try:
-        final = build(BuildPlan(url=url, book=book, target=target, workers=workers))
-    except KeyboardInterrupt:
-        store = open_book_store(url)
-        with store.read() as conn:
-            info = get_book(conn, book)
-        done = status(store, info, target, started, 0).finished
-        append(out, {"kind": "build", "book": book, "checkpoint": target, "done": done,
+        build(BuildPlan(url=url, book=book, target=target, workers=workers))
+    finally:
+        append(out, {"kind": "build", "book": book, "checkpoint": target, "done": expansions_done(url, book),
                      "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
-        raise
-    append(out, {"kind": "build", "book": book, "checkpoint": target, "done": final.finished,
-                 "seconds": round(time.time() - started, 1), "playouts": playouts_spent(url, book)})
 
 
 def series_name(book: str, book_options: str, opponent: str = "", without_book: bool = False) -> str:

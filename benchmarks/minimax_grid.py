@@ -30,7 +30,7 @@ from sqlalchemy.engine import make_url
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from grid_common import OBOOK, PG_SERVER, REDIS_URL  # noqa: E402
-from minimax_book import DEFAULT_OUT, append, load, play, playouts_spent, report  # noqa: E402
+from minimax_book import DEFAULT_OUT, append, expansions_done, load, play, playouts_spent, reached, report  # noqa: E402
 
 
 def database(name: str) -> str:
@@ -44,15 +44,6 @@ def database(name: str) -> str:
 
     upgrade(url)
     return url
-
-
-def done_expansions(url: str, book: str) -> int:
-    engine = create_engine(url)
-    with engine.connect() as conn:
-        n = conn.execute(text("SELECT count(*) FROM expansions e JOIN books b ON b.id = e.book_id "
-                              "WHERE b.name = :b AND e.status = 'done'"), {"b": book}).scalar_one()
-    engine.dispose()
-    return int(n)
 
 
 def build(url: str, args, logs: Path) -> dict:
@@ -84,7 +75,7 @@ def build(url: str, args, logs: Path) -> dict:
                 kills += 1
                 workers[victim] = start(["worker", "--concurrency", "1", "--loglevel", "WARNING"], "worker.log")
                 next_kill = time.monotonic() + args.kill_every
-                print(f"killed a worker ({kills}), {done_expansions(url, args.book)} expansions done",
+                print(f"killed a worker ({kills}), {expansions_done(url, args.book)} expansions done",
                       file=sys.stderr, flush=True)
     finally:
         for p in [*workers, driver]:
@@ -94,7 +85,7 @@ def build(url: str, args, logs: Path) -> dict:
     if driver.returncode != 0:
         raise SystemExit(f"the driver exited {driver.returncode}; logs in {logs}")
     verify = subprocess.run([*OBOOK, "verify", "--book", args.book, "--db", url], capture_output=True, text=True)
-    return {"kind": "build", "book": args.book, "checkpoint": args.target, "done": done_expansions(url, args.book),
+    return {"kind": "build", "book": args.book, "checkpoint": args.target, "done": expansions_done(url, args.book),
             "seconds": round(time.monotonic() - started, 1), "playouts": playouts_spent(url, args.book),
             "grid": True, "kills": kills,
             "verify_exit": verify.returncode, "verify": verify.stdout.strip().splitlines()[-1:]}
@@ -117,8 +108,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args()
     url = database(args.database)
-    if not any(r.get("kind") == "build" and r["book"] == args.book and r["checkpoint"] >= args.target
-               for r in load(args.out)):
+    if not reached(load(args.out), args.book, args.target):
         logs = Path(f"/tmp/minimax-grid-{args.book}")
         logs.mkdir(exist_ok=True)
         row = build(url, args, logs)

@@ -27,13 +27,16 @@ from __future__ import annotations
 
 import argparse
 import heapq
-import json
 import math
 import random
 import statistics
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from minimax_book import DEFAULT_OUT, load, replayed  # noqa: E402
 
 TEMPERATURES = (1.0, 0.7, 0.5, 0.35, 0.25, 0.18)
 
@@ -47,8 +50,6 @@ def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, pla
     from obook.book.keys import canonical_move, canonical_view
     from obook.book.library import open_book_store
     from obook.book.minimax import parse_play_policy
-    from obook.go.position import Position
-    from obook.go.sgf import read_sgf
     from obook.store.books import get_book
     from obook.store.minimax import load_node_rows
 
@@ -57,21 +58,17 @@ def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, pla
         info = get_book(conn, book)
         policies = {key: parse_play_policy(row.play_policy) for key, row in load_node_rows(conn, info.id).items()
                     if row.play_policy}
-    rows = [json.loads(line) for line in out.read_text().splitlines() if '"kind": "game"' in line]
-    rows = [r for r in rows if r["book"].split(" [")[0] == (series or book) and " vs " not in r["book"] and "[no book]" not in r["book"]
+    rows = [r for r in load(out) if r.get("kind") == "game" and r["book"].split(" [")[0] == (series or book) and " vs " not in r["book"] and "[no book]" not in r["book"]
             and (checkpoint is None or r["checkpoint"] == checkpoint) and (playouts is None or r["playouts"] == playouts)]
     found = []
     for r in rows:
-        record = read_sgf(Path(r["sgf"]))  # relative to the repository, where the benchmarks run
         opponent = "W" if r["a_color"] == "B" else "B"
-        position = Position(size=record.position.size, komi=record.position.komi)
-        for ply, (_, point) in enumerate(record.position.moves[:max_ply]):
+        for ply, position, point in replayed(r, max_ply):
             key, symmetries = canonical_view(position)
             if ("B" if ply % 2 == 0 else "W") == opponent:
                 if key not in policies:
                     break  # the game left the book
                 found.append((policies[key], canonical_move(position, point, symmetries), ply))
-            position.play(point)
     return found
 
 
@@ -192,7 +189,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--db", required=True, help="the book's store")
     parser.add_argument("--book", required=True)
-    parser.add_argument("--out", type=Path, default=Path("docs/book-results/minimax.jsonl"))
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--checkpoint", type=int, default=None, help="only the games at this checkpoint")
     parser.add_argument("--playouts", type=int, default=None, help="only the games at this play budget")
     parser.add_argument("--simulate", action="store_true", help="also the coverage the fit is worth (a model)")
@@ -203,7 +200,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts, series=args.series)
-    if not observed and (args.simulate or args.coverage is None or not args.truth):
+    fit_needed = args.simulate or args.coverage is None or args.truth is None
+    if not observed and fit_needed:
         print("no recorded reply of the opponent in a position of the book (only --coverage with --truth "
               "needs none)", file=sys.stderr)
         return 1
