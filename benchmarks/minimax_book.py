@@ -306,7 +306,7 @@ def main() -> None:
                                     search=f"playouts={args.search_playouts}", seconds_per_move=0,
                                     expansion=args.expansion, play_playouts=args.play_playouts,
                                     opponents=args.opponents, seed_salt=args.seed_salt,
-                                    reply_temperature=args.reply_temperature if args.expansion == "reach" else None)
+                                    reply_temperature=args.reply_temperature)
         else:
             settings = BookSettings(size=9, komi=args.komi, algorithm=args.algorithm, seconds_per_move=0,
                                     search=f"playouts={args.mutation_playouts or args.playouts}",
