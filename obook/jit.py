@@ -139,8 +139,13 @@ def _llvm_inlining(options: dict) -> dict:
 
 
 def hot(fn=None, **options):
-    """``@hot`` or ``@hot(inline="always")``: cached, no reference counting, must not allocate."""
-    decorator = njit(cache=True, _nrt=False, **_llvm_inlining(options))
+    """``@hot`` or ``@hot(inline="always")``: cached, no reference counting, must not allocate.
+
+    Division follows IEEE (numpy's error model): numba's default checks every ``/``, ``//`` and
+    ``%`` for a zero divisor so as to raise ZeroDivisionError, and that branch in a loop stops LLVM
+    from vectorising it (the selection's loop over a node's children runs twice as fast without it:
+    docs/benchmarks.md). Hot code guards its own divisors; a zero gives inf or nan, not an error."""
+    decorator = njit(cache=True, _nrt=False, error_model="numpy", **_llvm_inlining(options))
     return decorator(fn) if fn is not None else decorator
 
 

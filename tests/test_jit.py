@@ -2,11 +2,14 @@
 they were written, and never serving code compiled from other sources."""
 
 import json
+import math
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import obook
 
@@ -55,3 +58,21 @@ def test_edited_engine_sources_do_not_load_code_compiled_from_the_old_ones(tmp_p
     os.utime(board, (1_600_000_000, 1_600_000_000))
     again = probe(edited, cache)
     assert (again["hits"], again["misses"]) == (0, 1)
+
+
+
+def _hot_ratio(a, b):
+    return a / b
+
+
+def _cold_ratio(a, b):
+    return a / b
+
+
+def test_hot_code_divides_by_zero_as_ieee_does_instead_of_raising():
+    from obook.jit import cold, hot
+
+    assert hot(_hot_ratio)(1.0, 0.0) == math.inf
+    assert math.isnan(hot(_hot_ratio)(0.0, 0.0))
+    with pytest.raises(ZeroDivisionError):
+        cold(_cold_ratio)(1.0, 0.0)  # code that may allocate keeps Python's semantics

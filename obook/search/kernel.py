@@ -51,6 +51,7 @@ class Scratch(NamedTuple):
     played_stamp: np.ndarray  # int64[cells]: 4 * simulation number + colour of the earliest later play at a point
     policy_scratch: np.ndarray  # int32[cells]: scratch of the playout policy
     amaf_children: np.ndarray  # int32[cells]: the children of a path node that the AMAF update credits
+    child_values: np.ndarray  # float64[cells]: the selection values of a node's children
     counters: np.ndarray  # int64[1]: simulations run with this scratch (the generation in played_stamp)
     shape_evidence: np.ndarray  # float64[65536]: the priors' learned shape evidence (read only)
     move_log_gamma: np.ndarray  # float64[TABLE_SIZE]: the move model's log-strengths (read only)
@@ -68,6 +69,7 @@ def new_search_scratch(size: int) -> Scratch:
         played_stamp=np.zeros(cells, np.int64),
         policy_scratch=np.zeros(cells, np.int32),
         amaf_children=np.zeros(cells, np.int32),
+        child_values=np.zeros(cells, np.float64),
         counters=np.zeros(1, np.int64),
         shape_evidence=shipped_shape_evidence(),
         move_log_gamma=shipped_log_gamma(),
@@ -234,7 +236,7 @@ def run_simulations(tree, root_board, work, params, rng, sc, count):
                     break
             if widening and tree.visits[node] > 0.0:
                 widening_order(tree, node)
-            child = select_child(tree, node, params)
+            child = select_child(tree, node, params, sc.child_values)
             p = tree.move[child]
             sc.seq[n_seq] = p
             sc.seq_color[n_seq] = work.scalars[TO_MOVE]

@@ -19,61 +19,79 @@ from obook.search.tree import swap_siblings
 
 
 @hot(inline="always")
-def rave_weight(tree, child, params):
-    """Weight of the AMAF mean in the value of ``child`` (0: plain Monte-Carlo mean)."""
-    n = tree.visits[child]
-    if not params.rave_beta:
-        alpha = min(1.0, n / params.rave_k)
-        return 1.0 - alpha
-    na = tree.amaf_visits[child]
-    b = params.rave_bias
-    return na / (n + na + 4.0 * b * b * n * na + 1e-9)
+def _value(n, w, wsq, na, aw, log_parent, params):
+    """``child_value`` of statistics read from the tree. Written without a branch on the
+    statistics (each case is worked out and one is kept) so that LLVM vectorises the loop of
+    ``child_values`` over a node's children; the options are the same for every child, and LLVM
+    takes their branches out of the loop."""
+    visited = n > 0.0
+    n1 = n if visited else 1.0
+    has_amaf = na > 0.0
+    na1 = na if has_amaf else 1.0
+    mean = w / n1
+    value = mean
+    if params.rave:
+        if params.rave_beta:
+            b = params.rave_bias
+            beta = na / (n + na + 4.0 * b * b * n * na + 1e-9)
+        else:
+            beta = 1.0 - min(1.0, n / params.rave_k)
+        mixed = (1.0 - beta) * mean + beta * aw / na1
+        value = mixed if has_amaf else mean
+    c = params.exploration
+    if c > 0.0:
+        if not params.ucb1_tuned:
+            value += c * math.sqrt(log_parent / n1)
+        else:
+            var = max(wsq / n1 - mean * mean, 0.0)
+            v = var + params.tuned_c1 * math.sqrt(log_parent / n1)
+            value += c * math.sqrt(log_parent / n1 * min(v, params.tuned_c2))
+    unvisited = params.first_play_urgency
+    if params.rave:
+        unvisited = aw / na1 if has_amaf else unvisited
+    return value if visited else unvisited
 
 
 @hot
 def child_value(tree, child, log_parent, params):
     """The selection score of ``child``: (RAVE-mixed) mean plus the UCB exploration term."""
-    n = tree.visits[child]
-    rave = params.rave
-    na = tree.amaf_visits[child]
-    if n == 0.0:
-        if rave and na > 0.0:
-            return tree.amaf_wins[child] / na
-        return params.first_play_urgency
-    mean = tree.wins[child] / n
-    value = mean
-    if rave and na > 0.0:
-        beta = rave_weight(tree, child, params)
-        value = (1.0 - beta) * mean + beta * tree.amaf_wins[child] / na
-    c = params.exploration
-    if c > 0.0:
-        if not params.ucb1_tuned:
-            value += c * math.sqrt(log_parent / n)
-        else:
-            var = max(tree.wins_sq[child] / n - mean * mean, 0.0)
-            v = var + params.tuned_c1 * math.sqrt(log_parent / n)
-            value += c * math.sqrt(log_parent / n * min(v, params.tuned_c2))
-    return value
+    return _value(tree.visits[child], tree.wins[child], tree.wins_sq[child], tree.amaf_visits[child],
+                  tree.amaf_wins[child], log_parent, params)
 
 
 @hot
-def select_child(tree, node, params):
+def child_values(tree, first, count, log_parent, params, values):
+    """``values[k]`` = ``child_value`` of child ``first + k`` for ``k < count``, from contiguous
+    slices (an index from 0 lets LLVM drop numba's negative-index check and vectorise)."""
+    visits = tree.visits[first:first + count]
+    wins = tree.wins[first:first + count]
+    wins_sq = tree.wins_sq[first:first + count]
+    amaf_visits = tree.amaf_visits[first:first + count]
+    amaf_wins = tree.amaf_wins[first:first + count]
+    for k in range(count):
+        values[k] = _value(visits[k], wins[k], wins_sq[k], amaf_visits[k], amaf_wins[k], log_parent, params)
+
+
+@hot
+def select_child(tree, node, params, values):
     """The child of ``node`` with the best ``child_value`` (the first of equals), among the first
-    ``widening_a + N ** widening_b`` with progressive widening."""
+    ``widening_a + N ** widening_b`` with progressive widening. ``values`` is scratch of at least
+    the node's number of children."""
     first = tree.first_child[node]
     count = tree.n_children[node]
     if params.widening:
         limit = int(params.widening_a + tree.visits[node] ** params.widening_b)
         count = min(count, max(limit, 1))
     log_parent = math.log(max(tree.visits[node], 1.0))
-    best = first
+    child_values(tree, first, count, log_parent, params, values)
+    best = 0
     best_value = -1e300
-    for child in range(first, first + count):
-        v = child_value(tree, child, log_parent, params)
+    for k in range(count):
+        v = values[k]
         if v > best_value:
             best_value = v
-            best = child
-    return best
+            best = k
+    return first + best
 
 
 @hot

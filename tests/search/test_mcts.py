@@ -45,10 +45,10 @@ def test_ucb1_value_is_mean_plus_exploration_term():
     assert child_value(tree, 2, log_n, p) == pytest.approx(0.6 + math.sqrt(log_n / 10))
     assert child_value(tree, 3, log_n, p) == pytest.approx(0.5 + math.sqrt(log_n / 40))
     # The less visited child wins the exploration race here.
-    assert select_child(tree, 1, p) == 2
+    assert select_child(tree, 1, p, np.zeros(128)) == 2
     p0 = params(rave=False, selection="ucb1", exploration=0.0)
     tree.wins[3] = 30  # 0.75 > 0.6 with no exploration: pure exploitation
-    assert select_child(tree, 1, p0) == 3
+    assert select_child(tree, 1, p0, np.zeros(128)) == 3
 
 
 def test_ucb1_tuned_uses_the_variance_capped_at_c2():
@@ -89,7 +89,7 @@ def test_unvisited_children_use_amaf_then_first_play_urgency():
     p = params(rave=True, first_play_urgency=1.1, exploration=0.0)
     assert child_value(tree, 2, 0.0, p) == pytest.approx(0.9)
     assert child_value(tree, 3, 0.0, p) == pytest.approx(1.1)
-    assert select_child(tree, 1, p) == 3
+    assert select_child(tree, 1, p, np.zeros(128)) == 3
 
 
 @pytest.mark.parametrize("options", [
@@ -119,7 +119,7 @@ def test_select_child_picks_the_first_child_of_best_value_among_many(options):
     log_n = math.log(tree.visits[1])
     values = [child_value(tree, 2 + k, log_n, p) for k in range(83)]
     assert values.count(max(values)) >= 2
-    assert select_child(tree, 1, p) == 2 + values.index(max(values))
+    assert select_child(tree, 1, p, np.zeros(128)) == 2 + values.index(max(values))
 
 
 def test_amaf_credit_reaches_only_the_children_played_later_by_the_player_to_move():
