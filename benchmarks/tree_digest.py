@@ -18,6 +18,7 @@ import numpy as np
 from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.mcts import MCTSPlayer
+from obook.search.tree import N_NODES
 
 CONFIGS = ("", "rave_schedule=alpha", "selection=ucb1-tuned", "rave=off", "widening=on", "policy=light",
            "reward=score", "policy=heavy-ladder,ladders=off")
@@ -31,7 +32,7 @@ def tree_digest(spec: str, size: int, moves: tuple[str, ...], playouts: int) -> 
         position.play(move)
     player.genmove(position, playouts=playouts)
     tree = player.tree
-    nodes = int(tree.meta[0])
+    nodes = int(tree.meta[N_NODES])
     digest = hashlib.sha256()
     for field in tree._fields:
         if field != "meta":

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import obook
+from obook.jit import cold, hot
 
 PACKAGE = Path(obook.__file__).resolve().parent
 
@@ -60,7 +61,6 @@ def test_edited_engine_sources_do_not_load_code_compiled_from_the_old_ones(tmp_p
     assert (again["hits"], again["misses"]) == (0, 1)
 
 
-
 def _hot_ratio(a, b):
     return a / b
 
@@ -70,8 +70,6 @@ def _cold_ratio(a, b):
 
 
 def test_hot_code_divides_by_zero_as_ieee_does_instead_of_raising():
-    from obook.jit import cold, hot
-
     assert hot(_hot_ratio)(1.0, 0.0) == math.inf
     assert math.isnan(hot(_hot_ratio)(0.0, 0.0))
     with pytest.raises(ZeroDivisionError):
