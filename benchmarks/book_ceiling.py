@@ -4,7 +4,10 @@ A book can at best play, in the positions it covers, the move a far deeper searc
 engine A is the plain engine at P playouts a move, except that its first k own moves of each game are
 searched with 100 x P playouts (``benchmarks/opening_player.py --moves k --factor 100``: each deep
 move in a tree of its own, dropped afterwards, as when a book player leaves its book).
-Engine B is the plain engine at P. Colours alternate; 9x9, komi 7.5, area scoring, ``obook match``'s
+Engine B is the plain engine at P, or with ``--opponent`` another engine: a GTP command (``"gtp:/usr/games/gnugo
+--mode gtp --level 10 --chinese-rules --seed {game}"``: game i of every cell meets GNU Go on seed i,
+so ``--moves 0 6`` gives the plain engine's score and the ceiling's on the same seeds), and A's
+score minus the k = 0 cell's is then the most a book of depth k could add against it. Colours alternate; 9x9, komi 7.5, area scoring, ``obook match``'s
 referee and clean-up phase. A's score minus 50% is the most a book of depth k could add at budget P.
 
 Run by hand (hours at P >= 300 on 2 cores):
@@ -21,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -47,25 +51,34 @@ def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int, out: Path, base: str) -> None:
-    done = sum(1 for r in load(out) if (r["playouts"], r["moves"], r["factor"]) == (playouts, moves, factor))
+def cell_key(row: dict) -> tuple:
+    """A cell of the table: the budget, the deep moves, their factor and the opponent ("" for the
+    plain engine at the same budget, as in the rows written before opponents were recorded)."""
+    return row["playouts"], row["moves"], row["factor"], row.get("opponent", "")
+
+
+def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int, out: Path, base: str,
+             opponent: str = "") -> None:
+    done = sum(1 for r in load(out) if cell_key(r) == (playouts, moves, factor, opponent))
     if done >= games:
         return
     plain = ",".join(filter(None, [base, f"playouts={playouts}"]))
     a = deep_engine(plain, moves, factor, out.with_suffix(".deep-moves.sqlite"))
-    b = parse_engine(f"obook:{plain}")
-    sgf_dir = out.with_suffix("") / f"P{playouts}-k{moves}-x{factor:g}" / f"from-{done:04d}"
+    b = parse_engine(opponent if opponent else f"obook:{plain}")
+    against = f"-vs-{re.sub(r'[^A-Za-z0-9.]+', '', opponent)}" if opponent else ""
+    sgf_dir = out.with_suffix("") / f"P{playouts}-k{moves}-x{factor:g}{against}" / f"from-{done:04d}"
     settings = MatchSettings(games=games - done, size=9, komi=7.5, parallel=parallel, sgf_dir=sgf_dir,
                              first_game=done)
     sgf_dir.mkdir(parents=True, exist_ok=True)
-    engine = dataclasses.asdict(b.config)
-    print(f"P={playouts} k={moves} factor={factor:g}: {done} games recorded, playing {games - done}",
+    engine = dataclasses.asdict(a.config)  # the plain engine A deepens (and B is, unless --opponent)
+    print(f"P={playouts} k={moves} factor={factor:g}{' vs ' + opponent if opponent else ''}: {done} games recorded, playing {games - done}",
           file=sys.stderr, flush=True)
 
     def record(game) -> None:
         row = {"playouts": playouts, "moves": moves, "factor": factor, "game": game.index,
                "a_color": game.a_color, "winner": game.winner, "result": game.result, "reason": game.reason,
-               "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engine": engine}
+               "moves_played": game.moves, "seconds": game.seconds, "sgf": game.sgf, "engine": engine,
+               **({"opponent": opponent} if opponent else {})}
         with out.open("a") as handle:
             handle.write(json.dumps(row) + "\n")
 
@@ -75,15 +88,16 @@ def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int
 def report(rows: list[dict]) -> list[dict]:
     cells: dict[tuple, list[dict]] = {}
     for row in rows:
-        cells.setdefault((row["playouts"], row["moves"], row["factor"]), []).append(row)
+        cells.setdefault(cell_key(row), []).append(row)
     table = []
-    for (playouts, moves, factor), games in sorted(cells.items()):
+    for (playouts, moves, factor, opponent), games in sorted(cells.items(), key=lambda cell: (cell[0][3], cell[0])):
         n = len(games)
         points = sum(game_points(g["winner"]) for g in games)
         low, high = wilson_interval(points, n)
         black = [g for g in games if g["a_color"] == "B"]
         table.append({
-            "playouts": playouts, "moves": moves, "factor": factor, "games": n,
+            "playouts": playouts, "moves": moves, "factor": factor, **({"opponent": opponent} if opponent else {}),
+            "games": n,
             "a_score": round(points / n, 4), "ci95": [round(low, 4), round(high, 4)],
             "a_as_black": round(sum(g["winner"] == "A" for g in black) / len(black), 4) if black else None,
             "a_as_white": round(sum(g["winner"] == "A" for g in games if g["a_color"] == "W")
@@ -102,15 +116,16 @@ def plot(table: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5, 3.6))
-    for playouts in sorted({r["playouts"] for r in table}):
-        cells = sorted((r for r in table if r["playouts"] == playouts), key=lambda r: r["moves"])
+    for playouts, opponent in sorted({(r["playouts"], r.get("opponent", "")) for r in table}):
+        cells = sorted((r for r in table if (r["playouts"], r.get("opponent", "")) == (playouts, opponent)),
+                       key=lambda r: r["moves"])
         xs = [r["moves"] for r in cells]
         ys = [100 * r["a_score"] for r in cells]
         err = [[100 * (r["a_score"] - r["ci95"][0]) for r in cells], [100 * (r["ci95"][1] - r["a_score"]) for r in cells]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"P = {playouts}, deep = {cells[0]['factor']:g} P")
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"P = {playouts}, deep = {cells[0]['factor']:g} P" + (f" vs {opponent[:30]}" if opponent else ""))
     ax.axhline(50, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("own moves searched deep (k)")
-    ax.set_ylabel("score against the plain engine, % (95%)")
+    ax.set_ylabel("A's score against B, % (95%)")
     ax.set_title("The ceiling of a book (9x9, komi 7.5)")
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
@@ -125,6 +140,8 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=400, help="games per (P, k)")
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--config", default="", help="search options of both engines besides playouts")
+    parser.add_argument("--opponent", default="",
+                        help='B, if not the plain engine: a GTP command ("gtp:gnugo --mode gtp --level 10 --seed {game}")')
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="only print the table of recorded games")
     parser.add_argument("--plot", type=Path, help="also draw the table to this image")
@@ -133,7 +150,7 @@ def main() -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         for playouts in args.playouts:
             for moves in args.moves:
-                run_cell(playouts, moves, args.factor, args.games, args.parallel, args.out, args.config)
+                run_cell(playouts, moves, args.factor, args.games, args.parallel, args.out, args.config, args.opponent)
     table = report(load(args.out))
     for line in table:
         print(json.dumps(line))

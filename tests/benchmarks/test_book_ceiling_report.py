@@ -1,0 +1,30 @@
+"""``benchmarks/book_ceiling.py``'s table: a cell per budget, deep moves, factor and opponent, so that
+the ceiling against GNU Go is never pooled with the ceiling against the plain engine."""
+
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+from book_ceiling import report  # noqa: E402
+
+GNUGO = "gtp:/usr/games/gnugo --mode gtp --level 10 --chinese-rules --seed {game}"
+
+
+def game(winner: str, color: str = "B", opponent: str | None = None, moves: int = 6) -> dict:
+    row = {"playouts": 5000, "moves": moves, "factor": 30.0, "game": 0, "a_color": color, "winner": winner,
+           "seconds": {"A": 2.0, "B": 1.0}}
+    return {**row, "opponent": opponent} if opponent is not None else row
+
+
+def test_games_against_another_opponent_form_a_cell_of_their_own():
+    rows = [game("A"), game("B", "W"),  # written before opponents were recorded: the plain engine
+            game("A", opponent=GNUGO), game("A", "W", opponent=GNUGO), game("B", opponent=GNUGO),
+            game("A", opponent=GNUGO, moves=0)]
+    table = report(rows)
+    assert [(r.get("opponent", ""), r["moves"], r["games"]) for r in table] == [("", 6, 2), (GNUGO, 0, 1), (GNUGO, 6, 3)]
+    plain, baseline, deep = table
+    assert plain["a_score"] == 0.5 and "opponent" not in plain
+    assert deep["a_score"] == round(2 / 3, 4) and deep["a_as_black"] == 0.5 and deep["a_as_white"] == 1.0
+    assert baseline["a_score"] == 1.0
