@@ -7,6 +7,8 @@ normalised: ``obook.book.minimax.tempered``). This fits T to the replies the opp
 in a book's recorded games (``benchmarks/minimax_book.py``'s JSON lines and SGFs): at every position
 of the book where the opponent was to move, the log-likelihood of its reply under each T, and how
 often it played the policy's first move against the probability the model gives that move.
+``--opponent gnugo`` reads instead the games against an opponent no model saw (a series
+``book vs gtp:...gnugo...``): how far its replies are from what the book was grown for.
 
 ``--coverage`` measures a book as it is: the expected number of the book player's own moves from
 the book a game (book moves, and a node's deep-search move where it has no book move), for each
@@ -41,12 +43,28 @@ from minimax_book import DEFAULT_OUT, load, replayed  # noqa: E402
 TEMPERATURES = (1.0, 0.7, 0.5, 0.35, 0.25, 0.18)
 
 
+def series_parts(name: str) -> tuple[str, str]:
+    """A recorded series' name (``minimax_book.py``: ``book [options] vs opponent``) as (the book's
+    name, the opponent: "" for the plain engine)."""
+    head, _, opponent = name.partition(" vs ")
+    return head.split(" [")[0], opponent
+
+
+def book_series(name: str, book: str, opponent: str = "") -> bool:
+    """Whether the series ``name`` played ``book`` against the plain engine (``opponent`` "") or
+    against an opponent whose name holds ``opponent``; a series without the book never."""
+    base, against = series_parts(name)
+    return base == book and "[no book]" not in name and (opponent in against if opponent else against == "")
+
+
 def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, playouts: int | None,
-                     max_ply: int = 30, series: str | None = None) -> list[tuple[list[tuple[int, float]], int, int]]:
-    """(play policy, canonical reply, ply) at every position of ``book`` where the opponent (the
-    engine without the book, B) was to move, in the recorded games against the plain engine (series
-    against another opponent are left out: its replies are not what the model is of) of the book's
-    series, or of ``series`` (the games of another store of the same book, e.g. one rebuilt)."""
+                     max_ply: int = 30, series: str | None = None,
+                     opponent: str = "") -> list[tuple[list[tuple[int, float]], int, int]]:
+    """(play policy, canonical reply, ply) at every position of ``book`` where the opponent (B) was
+    to move, in the recorded games of the book's series, or of ``series`` (the games of another store
+    of the same book, e.g. one rebuilt), with the book. ``opponent`` "" takes the games against the
+    plain engine, whose replies are what the model is of; else the games against an opponent whose
+    name holds it (e.g. ``gnugo``): how well the model predicts an engine it never saw."""
     from obook.book.keys import canonical_move, canonical_view
     from obook.book.library import open_book_store
     from obook.book.minimax import parse_play_policy
@@ -58,7 +76,7 @@ def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, pla
         info = get_book(conn, book)
         policies = {key: parse_play_policy(row.play_policy) for key, row in load_node_rows(conn, info.id).items()
                     if row.play_policy}
-    rows = [r for r in load(out) if r.get("kind") == "game" and r["book"].split(" [")[0] == (series or book) and " vs " not in r["book"] and "[no book]" not in r["book"]
+    rows = [r for r in load(out) if r.get("kind") == "game" and book_series(r["book"], series or book, opponent)
             and (checkpoint is None or r["checkpoint"] == checkpoint) and (playouts is None or r["playouts"] == playouts)]
     found = []
     for r in rows:
@@ -197,9 +215,12 @@ def main() -> int:
                         help="the expected own book moves a game of these books (and of --db's) at the fitted T")
     parser.add_argument("--truth", type=float, default=None, help="with --coverage: the opponent's T (default: fitted)")
     parser.add_argument("--series", default=None, help="the recorded games of this book name (default: --book)")
+    parser.add_argument("--opponent", default="",
+                        help="the games against an opponent whose name holds this (e.g. gnugo), not the plain engine")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts, series=args.series)
+    observed = observed_replies(args.db, args.book, args.out, args.checkpoint, args.playouts, series=args.series,
+                                opponent=args.opponent)
     fit_needed = args.simulate or args.coverage is None or args.truth is None
     if not observed and fit_needed:
         print("no recorded reply of the opponent in a position of the book (only --coverage with --truth "
