@@ -7,7 +7,8 @@ move in a tree of its own, dropped afterwards, as when a book player leaves its 
 Engine B is the plain engine at P, or with ``--opponent`` another engine: a GTP command (``"gtp:/usr/games/gnugo
 --mode gtp --level 10 --chinese-rules --seed {game}"``: game i of every cell meets GNU Go on seed i,
 so ``--moves 0 6`` gives the plain engine's score and the ceiling's on the same seeds), and A's
-score minus the k = 0 cell's is then the most a book of depth k could add against it. Colours alternate; 9x9, komi 7.5, area scoring, ``obook match``'s
+score minus the k = 0 cell's is then the most a book of depth k could add against it (``--report``:
+``paired_gain``, game by game on the same seeds, with its 95% interval). Colours alternate; 9x9, komi 7.5, area scoring, ``obook match``'s
 referee and clean-up phase. A's score minus 50% is the most a book of depth k could add at budget P.
 
 Run by hand (hours at P >= 300 on 2 cores):
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from obook.gtp.match import EngineSpec, MatchSettings, parse_engine, run_match
 from obook.search.config import SearchConfig
-from obook.stats import game_points, wilson_interval
+from obook.stats import game_points, paired_difference, wilson_interval
 
 DEFAULT_OUT = Path("docs/book-results/ceiling.jsonl")
 OPENING_PLAYER = Path(__file__).resolve().with_name("opening_player.py")
@@ -104,8 +105,20 @@ def report(rows: list[dict]) -> list[dict]:
                                 / max(1, n - len(black)), 4),
             "seconds_a_per_game": round(sum(g["seconds"]["A"] for g in games) / n, 2),
             "seconds_b_per_game": round(sum(g["seconds"]["B"] for g in games) / n, 2),
+            **paired_gain(games, cells.get((playouts, 0, factor, opponent), []) if moves and "{game}" in opponent else []),
         })
     return table
+
+
+def paired_gain(deep: list[dict], plain: list[dict]) -> dict:
+    """A deep cell's gain over the k = 0 cell on the same opponent seeds (game i of both met the
+    opponent on seed i, with the same colours), with its 95% interval: {} without common games."""
+    plain_points = {g["game"]: game_points(g["winner"]) for g in plain}
+    common = [g for g in deep if g["game"] in plain_points]
+    if not common:
+        return {}
+    gain, low, high = paired_difference([game_points(g["winner"]) for g in common], [plain_points[g["game"]] for g in common])
+    return {"paired_games": len(common), "paired_gain": round(gain, 4), "paired_ci95": [round(low, 4), round(high, 4)]}
 
 
 def plot(table: list[dict], path: Path) -> None:

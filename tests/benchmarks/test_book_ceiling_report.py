@@ -28,3 +28,15 @@ def test_games_against_another_opponent_form_a_cell_of_their_own():
     assert plain["a_score"] == 0.5 and "opponent" not in plain
     assert deep["a_score"] == round(2 / 3, 4) and deep["a_as_black"] == 0.5 and deep["a_as_white"] == 1.0
     assert baseline["a_score"] == 1.0
+
+
+def test_a_deep_cell_against_a_seeded_opponent_reports_its_gain_paired_on_the_seeds():
+    deep = [dict(game("A", opponent=GNUGO), game=i) for i in range(4)] + [dict(game("B", opponent=GNUGO), game=4)]
+    plain = [dict(game(w, opponent=GNUGO, moves=0), game=i) for i, w in enumerate("ABBA")]  # no game 4
+    table = {r["moves"]: r for r in report(deep + plain)}
+    assert table[6]["paired_games"] == 4 and table[6]["paired_gain"] == 0.5
+    low, high = table[6]["paired_ci95"]
+    assert low < 0.5 < high
+    assert "paired_gain" not in table[0]
+    unseeded = [game("A", opponent="gtp:gnugo --mode gtp"), game("A", opponent="gtp:gnugo --mode gtp", moves=0)]
+    assert all("paired_gain" not in r for r in report(unseeded))
