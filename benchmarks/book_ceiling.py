@@ -121,6 +121,13 @@ def paired_gain(deep: list[dict], plain: list[dict]) -> dict:
     return {"paired_games": len(common), "paired_gain": round(gain, 4), "paired_ci95": [round(low, 4), round(high, 4)]}
 
 
+def opponent_label(opponent: str) -> str:
+    """A GTP command shortened for a legend: the program's name and its level, if given."""
+    words = opponent.removeprefix("gtp:").split()
+    level = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "--level"), None)
+    return Path(words[0]).name + (f" level {level}" if level else "") if words else opponent
+
+
 def plot(table: list[dict], path: Path) -> None:
     """A's score against the deep own moves k, one line per play budget P."""
     import matplotlib
@@ -128,19 +135,19 @@ def plot(table: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig, ax = plt.subplots(figsize=(5.6, 4.4))
     for playouts, opponent in sorted({(r["playouts"], r.get("opponent", "")) for r in table}):
         cells = sorted((r for r in table if (r["playouts"], r.get("opponent", "")) == (playouts, opponent)),
                        key=lambda r: r["moves"])
         xs = [r["moves"] for r in cells]
         ys = [100 * r["a_score"] for r in cells]
         err = [[100 * (r["a_score"] - r["ci95"][0]) for r in cells], [100 * (r["ci95"][1] - r["a_score"]) for r in cells]]
-        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"P = {playouts}, deep = {cells[0]['factor']:g} P" + (f" vs {opponent[:30]}" if opponent else ""))
+        ax.errorbar(xs, ys, yerr=err, marker="o", capsize=3, label=f"P = {playouts}, deep = {cells[0]['factor']:g} P" + (f" vs {opponent_label(opponent)}" if opponent else ""))
     ax.axhline(50, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("own moves searched deep (k)")
     ax.set_ylabel("A's score against B, % (95%)")
     ax.set_title("The ceiling of a book (9x9, komi 7.5)")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), fontsize=7, ncol=2, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

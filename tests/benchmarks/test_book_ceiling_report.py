@@ -40,3 +40,10 @@ def test_a_deep_cell_against_a_seeded_opponent_reports_its_gain_paired_on_the_se
     assert "paired_gain" not in table[0]
     unseeded = [game("A", opponent="gtp:gnugo --mode gtp"), game("A", opponent="gtp:gnugo --mode gtp", moves=0)]
     assert all("paired_gain" not in r for r in report(unseeded))
+
+
+def test_a_gtp_opponent_is_named_in_a_legend_by_its_program_and_level():
+    from book_ceiling import opponent_label
+
+    assert opponent_label(GNUGO) == "gnugo level 10"
+    assert opponent_label("gtp:/opt/pachi/pachi -t =16000") == "pachi"
