@@ -124,9 +124,15 @@ def simulate(policies: list[list[float]], expansions: int, model: float, truth: 
     return total
 
 
-def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6) -> dict[str, float]:
+def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6,
+                       error_floor: float | None = None) -> dict[str, float]:
     """Expected own moves from ``book`` a game, for a book player of each colour, the opponent
-    replying at temperature ``truth`` through the play policies (``docstring``: ``--coverage``)."""
+    replying at temperature ``truth`` through the play policies (``docstring``: ``--coverage``);
+    with ``error_floor``, the book backed up again with that floor (``benchmarks/error_floor.py``)."""
+    import dataclasses
+
+    from obook.book.minimax import CONSTANTS, back_up
+
     from obook.book.backup import load_nodes
     from obook.book.expansion import root_key
     from obook.book.library import open_book_store
@@ -139,6 +145,10 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6) -
         info = get_book(conn, book)
         nodes = load_nodes(conn, info.id)
         figures = stored_figures(conn, info.id)
+    constants = CONSTANTS
+    if error_floor is not None:
+        constants = dataclasses.replace(CONSTANTS, error_floor=error_floor)
+        figures = back_up(nodes, constants)
     root = root_key(info)
     out = {}
     for colour, name in ((0, "black"), (1, "white")):
@@ -149,7 +159,7 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6) -
             for key, mass in frontier.items():
                 node = nodes[key]
                 if depth % 2 == colour:
-                    chosen = book_move(node, figures)
+                    chosen = book_move(node, figures, constants)
                     if chosen is not None:
                         total += mass
                         if chosen.child in nodes:
@@ -214,6 +224,8 @@ def main() -> int:
     parser.add_argument("--coverage", nargs="*", metavar="URL:BOOK",
                         help="the expected own book moves a game of these books (and of --db's) at the fitted T")
     parser.add_argument("--truth", type=float, default=None, help="with --coverage: the opponent's T (default: fitted)")
+    parser.add_argument("--error-floor", type=float, default=None,
+                        help="with --coverage: back the books up again with this error floor (default: as stored)")
     parser.add_argument("--series", default=None, help="the recorded games of this book name (default: --book)")
     parser.add_argument("--opponent", default="",
                         help="the games against an opponent whose name holds this (e.g. gnugo), not the plain engine")
@@ -234,7 +246,7 @@ def main() -> int:
         print("| --- | --- | --- | --- |")
         for item in [f"{args.db}:{args.book}"] + args.coverage:
             url, name = item.rsplit(":", 1)
-            own = expected_own_moves(url, name, truth)
+            own = expected_own_moves(url, name, truth, error_floor=args.error_floor)
             print(f"| {name} ({url}) | {own['black']:.2f} | {own['white']:.2f} | {(own['black'] + own['white']) / 2:.2f} |")
     if args.simulate:
         policies = [sorted((s for _, s in p), reverse=True) for p, _, _ in observed]
