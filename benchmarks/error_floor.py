@@ -62,10 +62,14 @@ def floor_estimate(pairs: list[Pair]) -> float:
     return math.sqrt(max(excess, 0.0) / 2)
 
 
+def z_scores(pairs: list[Pair], floor: float) -> list[float]:
+    """Each difference over its error under ``floor``."""
+    return [p.difference / math.sqrt(p.parent_variance + p.child_variance + 2 * floor * floor) for p in pairs]
+
+
 def z_spread(pairs: list[Pair], floor: float) -> float:
     """The standard deviation of the differences' z-scores under ``floor`` (1 when it is right)."""
-    return statistics.pstdev([p.difference / math.sqrt(p.parent_variance + p.child_variance + 2 * floor * floor)
-                              for p in pairs])
+    return statistics.pstdev(z_scores(pairs, floor))
 
 
 def report(pairs: list[Pair], floors=(0.0, 0.01, 0.015, 0.02, 0.03, 0.04)) -> list[str]:
@@ -85,7 +89,7 @@ def report(pairs: list[Pair], floors=(0.0, 0.01, 0.015, 0.02, 0.03, 0.04)) -> li
                              f"{statistics.mean(p.difference for p in cell):+.4f} | {floor_estimate(cell):.4f} |")
     lines += ["| floor | sd of the z-scores | share with abs(z) > 2 |", "| --- | --- | --- |"]
     for floor in floors:
-        z = [p.difference / math.sqrt(p.parent_variance + p.child_variance + 2 * floor * floor) for p in pairs]
+        z = z_scores(pairs, floor)
         lines.append(f"| {floor:g} | {statistics.pstdev(z):.3f} | {sum(abs(t) > 2 for t in z) / len(z):.3f} |")
     return lines
 

@@ -137,6 +137,11 @@ def base_book(series: str) -> str:
     return re.split(r" \[| vs ", series, maxsplit=1)[0]
 
 
+def series_opponent(series: str) -> str:
+    """The opponent of a series ("" for the plain engine; ``series_name``'s inverse, for its opponent)."""
+    return series.partition(" vs ")[2]
+
+
 def play(url: str, book: str, checkpoint: int, playouts: int, games: int, komi: float, parallel: int,
          out: Path, book_options: str = "", opponent: str = "", without_book: bool = False) -> None:
     """Engine+book against the engine, both at ``playouts`` a move; ``book_options`` (e.g.
@@ -215,7 +220,7 @@ def paired_gains(rows: list[dict]) -> list[dict]:
     for (series, checkpoint, playouts), games in sorted(scores.items()):
         if " [no book]" in series:
             continue
-        opponent = series.split(" vs ", 1)[1]
+        opponent = series_opponent(series)
         baseline = scores.get((series_name(base_book(series), "", opponent, without_book=True), checkpoint, playouts),
                               {})
         common = sorted(set(games) & set(baseline))

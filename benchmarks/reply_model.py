@@ -38,23 +38,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from minimax_book import DEFAULT_OUT, load, replayed  # noqa: E402
+from minimax_book import DEFAULT_OUT, base_book, load, replayed, series_opponent  # noqa: E402
 
 TEMPERATURES = (1.0, 0.7, 0.5, 0.35, 0.25, 0.18)
-
-
-def series_parts(name: str) -> tuple[str, str]:
-    """A recorded series' name (``minimax_book.py``: ``book [options] vs opponent``) as (the book's
-    name, the opponent: "" for the plain engine)."""
-    head, _, opponent = name.partition(" vs ")
-    return head.split(" [")[0], opponent
 
 
 def book_series(name: str, book: str, opponent: str = "") -> bool:
     """Whether the series ``name`` played ``book`` against the plain engine (``opponent`` "") or
     against an opponent whose name holds ``opponent``; a series without the book never."""
-    base, against = series_parts(name)
-    return base == book and "[no book]" not in name and (opponent in against if opponent else against == "")
+    against = series_opponent(name)
+    return base_book(name) == book and "[no book]" not in name and (opponent in against if opponent else against == "")
 
 
 def observed_replies(url: str, book: str, out: Path, checkpoint: int | None, playouts: int | None,
@@ -131,12 +124,10 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6,
     with ``error_floor``, the book backed up again with that floor (``benchmarks/error_floor.py``)."""
     import dataclasses
 
-    from obook.book.minimax import CONSTANTS, back_up
-
     from obook.book.backup import load_nodes
     from obook.book.expansion import root_key
     from obook.book.library import open_book_store
-    from obook.book.minimax import book_move, tempered
+    from obook.book.minimax import CONSTANTS, back_up, book_move, tempered
     from obook.store.books import get_book
     from obook.store.minimax import stored_figures
 

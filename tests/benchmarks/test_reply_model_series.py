@@ -8,7 +8,12 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from reply_model import book_series, series_parts  # noqa: E402
+from minimax_book import base_book, series_opponent  # noqa: E402
+from reply_model import book_series  # noqa: E402
+
+
+def series_parts(name: str) -> tuple[str, str]:
+    return base_book(name), series_opponent(name)
 
 GNUGO = "gtp:/usr/games/gnugo --mode gtp --level 10 --chinese-rules --seed {game}"
 
