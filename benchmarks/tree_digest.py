@@ -31,13 +31,21 @@ def tree_digest(spec: str, size: int, moves: tuple[str, ...], playouts: int) -> 
     for move in moves:
         position.play(move)
     player.genmove(position, playouts=playouts)
-    tree = player.tree
-    nodes = int(tree.meta[N_NODES])
+    nodes = int(player.tree.meta[N_NODES])
+    return nodes, nodes_digest(player.tree, nodes)
+
+
+def nodes_digest(tree, nodes: int) -> str:
+    """The digest of every node array's first ``nodes`` entries. Float arrays are digested as
+    float64, so a tree that stores the same values at another precision digests alike."""
     digest = hashlib.sha256()
     for field in tree._fields:
         if field != "meta":
-            digest.update(np.ascontiguousarray(getattr(tree, field)[:nodes]).tobytes())
-    return nodes, digest.hexdigest()[:16]
+            values = getattr(tree, field)[:nodes]
+            if values.dtype.kind == "f":
+                values = values.astype(np.float64)
+            digest.update(np.ascontiguousarray(values).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def main(argv: list[str] | None = None) -> int:
