@@ -16,7 +16,7 @@ from sqlalchemy import select, update
 
 from obook.book.library import open_book_store
 from obook.book.verification import recompute_stats, verify
-from obook.store.books import get_book
+from obook.store.books import get_book, lock_book
 from obook.store.db import forget_stores
 from obook.store.stats import STATS, all_stats
 from tests.book.test_book_cli import counts, obook
@@ -102,7 +102,8 @@ def test_verify_and_repair_while_a_build_expands_a_minimax_book(store_url, compi
             book = get_book(conn, "mlive")
         while build.poll() is None and expansion_counts(store_url, "mlive").get("done", 0) < target - 5:
             false_alarms += not verify_minimax(store, book).clean
-            with store.write() as conn:
+            with store.write() as conn:  # under the book's lock, as every writer of bounds: no deadlock with a commit
+                lock_book(conn, book.id)
                 conn.execute(sql_update(NODES).where(NODES.c.book_id == book.id).values(ucb=NODES.c.ucb + 1.0))
             result = verify_minimax(store, book, repair=True)
             repaired += result.repaired and bool(result.differences)
