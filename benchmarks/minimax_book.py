@@ -211,7 +211,10 @@ def report(rows: list[dict]) -> list[dict]:
 def paired_gains(rows: list[dict]) -> list[dict]:
     """The book's gain where a series with the book and its ``[no book]`` baseline met an opponent on
     the same seeds (``{game}`` in its command: game i of both series met the same opponent): the
-    mean of the per-game differences over the game numbers both played, with its 95% interval."""
+    mean of the per-game differences over the game numbers both played, with its 95% interval. The
+    baseline plays no book, so its games do not depend on the checkpoint it was recorded at: a
+    book's later checkpoint pairs with it too (the baseline at the same checkpoint when there is
+    one, else the one with the most games)."""
     scores: dict[tuple, dict[int, float]] = {}
     for r in rows:
         if r.get("kind") == "game" and " vs " in r["book"] and "{game}" in r["book"]:
@@ -221,8 +224,9 @@ def paired_gains(rows: list[dict]) -> list[dict]:
         if " [no book]" in series:
             continue
         opponent = series_opponent(series)
-        baseline = scores.get((series_name(base_book(series), "", opponent, without_book=True), checkpoint, playouts),
-                              {})
+        name = series_name(base_book(series), "", opponent, without_book=True)
+        baselines = {c: g for (b, c, p), g in scores.items() if b == name and p == playouts}
+        baseline = baselines.get(checkpoint) or max(baselines.values(), key=len, default={})
         common = sorted(set(games) & set(baseline))
         if not common:
             continue

@@ -64,6 +64,21 @@ def test_series_on_the_same_opponent_seeds_are_compared_game_by_game():
     assert (low, high) == (pytest.approx(0.25 - 0.49, abs=1e-3), pytest.approx(0.25 + 0.49, abs=1e-3))
 
 
+def test_a_later_checkpoint_pairs_with_the_baseline_recorded_at_an_earlier_one():
+    """The engine without the book plays the same games whatever the book's size: a series of the
+    grown book pairs with the baseline played beside an earlier checkpoint, and a baseline at the
+    book's own checkpoint, where there is one, is preferred."""
+    gnugo = "gtp:gnugo --mode gtp --level 10 --seed {game}"
+    with_book, baseline = series_name("b1", "", gnugo), series_name("b1", "", gnugo, without_book=True)
+    rows = [dict(game(with_book, i, w), checkpoint=200) for i, w in enumerate("AAB")]
+    rows += [dict(game(baseline, i, w), checkpoint=100) for i, w in enumerate("ABB")]
+    (gain,) = paired_gains(rows)
+    assert (gain["expansions"], gain["games"], gain["gain"]) == (200, 3, pytest.approx(1 / 3))
+    rows += [dict(game(baseline, i, "A"), checkpoint=200) for i in range(2)]
+    (gain,) = paired_gains(rows)
+    assert (gain["games"], gain["without_book"], gain["gain"]) == (2, 1.0, 0.0)
+
+
 def test_the_same_series_at_another_play_budget_is_a_row_of_its_own():
     """A book played at 1 s a move (more playouts) is not the same experiment as at 0.25 s: the
     report and the paired gains keep each P apart."""

@@ -78,7 +78,14 @@ def test_audit_reverts_a_workers_expansions_of_a_minimax_book(postgres_url, comp
     assert None not in [w for w, _ in by] and sum(n for _, n in by) == target, by
     searched = {w for (w,) in sql(postgres_url, "SELECT DISTINCT searched_by FROM minimax_nodes")}
     assert searched <= {w for w, _ in by}  # every stored search names its worker
-    worker, done = by[0]
+    # a worker with an expansion that can go (its child unexpanded, no later one of its node): the
+    # other worker's expansions may sit on the tip of every line of the busier one
+    worker = sql(postgres_url, "SELECT x.done_by FROM expansions x JOIN minimax_edges e ON e.added_by = x.id "
+                               "WHERE x.status = 'done' AND NOT EXISTS (SELECT 1 FROM minimax_edges c WHERE "
+                               "c.book_id = e.book_id AND c.parent_key = e.child_key) AND NOT EXISTS (SELECT 1 "
+                               "FROM expansions y WHERE y.book_id = x.book_id AND y.position_key = x.position_key "
+                               "AND y.generation > x.generation AND y.status = 'done') ORDER BY x.id DESC")[0][0]
+    done = dict(by)[worker]
     edges_before = sql(postgres_url, "SELECT count(*) FROM minimax_edges")[0][0]
 
     reverted = obook("audit", "--db", postgres_url, "--book", "mm", "--worker", worker, "--revert", check=False)
