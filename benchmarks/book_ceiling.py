@@ -112,13 +112,44 @@ def report(rows: list[dict]) -> list[dict]:
 
 def paired_gain(deep: list[dict], plain: list[dict]) -> dict:
     """A deep cell's gain over the k = 0 cell on the same opponent seeds (game i of both met the
-    opponent on seed i, with the same colours), with its 95% interval: {} without common games."""
-    plain_points = {g["game"]: game_points(g["winner"]) for g in plain}
-    common = [g for g in deep if g["game"] in plain_points]
+    opponent on seed i, with the same colours), with its 95% interval: {} without common games.
+    A game number whose colours differ between the two is left out: it met another game of the
+    opponent's."""
+    plain_games = {g["game"]: g for g in plain}
+    common = [g for g in deep if g["game"] in plain_games and plain_games[g["game"]]["a_color"] == g["a_color"]]
+    plain_points = {n: game_points(g["winner"]) for n, g in plain_games.items()}
     if not common:
         return {}
     gain, low, high = paired_difference([game_points(g["winner"]) for g in common], [plain_points[g["game"]] for g in common])
     return {"paired_games": len(common), "paired_gain": round(gain, 4), "paired_ci95": [round(low, 4), round(high, 4)]}
+
+
+def pair_with_books(rows: list[dict], book_rows: list[dict]) -> list[dict]:
+    """Every series of ``benchmarks/minimax_book.py``'s ``--out`` (engine+book, or its ``[no book]``
+    baseline) paired with every cell here that met the same seeded opponent at the same budget: the
+    book's score minus the cell's, game by game on the same seeds, with its 95% interval. Against
+    the k = 0 cell it is the book's gain measured by the other harness's plain engine (and the two
+    plain engines' difference is the noise between harnesses); against a deep cell it is how far
+    the book is from that ceiling."""
+    from minimax_book import series_opponent
+
+    series: dict[tuple, list[dict]] = {}
+    for r in book_rows:
+        if r.get("kind") == "game" and "{game}" in series_opponent(r["book"]):
+            series.setdefault((r["book"], r["checkpoint"], r["playouts"], series_opponent(r["book"])), []).append(r)
+    cells: dict[tuple, list[dict]] = {}
+    for row in rows:
+        cells.setdefault(cell_key(row), []).append(row)
+    pairs = []
+    for (book, checkpoint, playouts, opponent), games in sorted(series.items()):
+        for (cell_playouts, moves, factor, cell_opponent), cell in sorted(cells.items()):
+            if (cell_playouts, cell_opponent) != (playouts, opponent):
+                continue
+            gain = paired_gain(games, cell)
+            if gain:
+                pairs.append({"book": book, "expansions": checkpoint, "playouts": playouts, "moves": moves,
+                              "factor": factor, **gain})
+    return pairs
 
 
 def opponent_label(opponent: str) -> str:
@@ -165,6 +196,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--report", action="store_true", help="only print the table of recorded games")
     parser.add_argument("--plot", type=Path, help="also draw the table to this image")
+    parser.add_argument("--pair-with", type=Path, metavar="JSONL",
+                        help="also pair each series of this benchmarks/minimax_book.py --out with the cells "
+                             "that met the same seeded opponent (the book against the ceiling and the plain engine)")
     args = parser.parse_args()
     if not args.report:
         args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -176,6 +210,9 @@ def main() -> int:
         print(json.dumps(line))
     if args.plot:
         plot(table, args.plot)
+    if args.pair_with:
+        for line in pair_with_books(load(args.out), load(args.pair_with)):
+            print(json.dumps({"pair": line}))
     return 0
 
 
