@@ -18,7 +18,8 @@ left the book with them are gone, and the schedule chooses afresh) and backs the
 whole book up from scratch, so that ``obook verify`` agrees at once. An expansion whose node was
 expanded again since, or whose child was, by another worker, is kept (and named): taking it out
 would take theirs. A running driver's schedule does not see deleted nodes: stop it while
-reverting, or restart it after.
+reverting, or restart it after. With ``dry_run`` both do all their work under the lock and roll it
+back: what a revert would do, by the very rules it applies, with nothing written.
 """
 
 from __future__ import annotations
@@ -96,16 +97,17 @@ def audit(store: Store, book: BookInfo, worker_id: str, since: dt.datetime, unti
     return found
 
 
-def revert_games(store: Store, book: BookInfo, found: Audit) -> list[int]:
+def revert_games(store: Store, book: BookInfo, found: Audit, dry_run: bool = False) -> list[int]:
     """Abandon the games of ``found`` still finished or in progress (their ``failure`` says why) and
     recount the book's statistics from the finished games left, in one transaction under the book's
-    exclusive lock. The ids abandoned."""
+    exclusive lock. The ids abandoned (``dry_run``: that would be, nothing written)."""
     ids = [g.id for g in found.games if g.status in (FINISHED, IN_PROGRESS)]
     if not ids:
         return []
     why = f"reverted by obook audit: written by worker {found.worker_id}"[:2000]
     with store.write() as conn:
         lock_book(conn, book.id)
+        trial = conn.begin_nested()
         done = conn.execute(update(GAMES).where(
             GAMES.c.id.in_(ids), GAMES.c.book_id == book.id, or_(GAMES.c.status == FINISHED,
                                                                 GAMES.c.status == IN_PROGRESS))
@@ -113,20 +115,23 @@ def revert_games(store: Store, book: BookInfo, found: Audit) -> list[int]:
             .returning(GAMES.c.id)).scalars().all()
         counted = recount(conn, book)
         replace_stats(conn, book.id, counted.stats, counted.scores)
+        trial.rollback() if dry_run else trial.commit()
     return sorted(done)
 
 
-def revert_expansions(store: Store, book: BookInfo,
-                      found: Audit) -> tuple[list[int], list[int], list[tuple[int, str]]]:
+def revert_expansions(store: Store, book: BookInfo, found: Audit,
+                      dry_run: bool = False) -> tuple[list[int], list[int], list[tuple[int, str]]]:
     """Revert the expansions of ``found`` (newest first), back the book up; (reverted, those of them
     scheduled again, kept with why). A reverted expansion of a node that left the book with it (the
-    child of an older one reverted) is gone: the schedule chooses afresh from the book left."""
+    child of an older one reverted) is gone: the schedule chooses afresh from the book left.
+    ``dry_run``: the same answer, nothing written."""
     if not found.expansions:
         return [], [], []
     reverted, kept = [], []
     with store.write() as conn:
         lock_book(conn, book.id)
         seq = last_change(conn, book.id) + 1
+        trial = conn.begin_nested()
         for job_id in sorted(found.expansions, reverse=True):
             why = revert_expansion(conn, book.id, job_id, found.worker_id, seq)
             if why is None:
@@ -137,6 +142,7 @@ def revert_expansions(store: Store, book: BookInfo,
         if reverted:
             write_back_up(conn, book.id)
             rescheduled = list(conn.execute(select(EXPANSIONS.c.id).where(EXPANSIONS.c.id.in_(reverted))).scalars())
+        trial.rollback() if dry_run else trial.commit()
     return sorted(reverted), sorted(rescheduled), sorted(kept)
 
 

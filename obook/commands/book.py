@@ -130,6 +130,8 @@ def register(subparsers) -> None:
                    help="abandon the games it wrote moves of or finished in the window and recount the statistics "
                         "(`obook build` / `obook grid run` then play new ones in their place); a minimax book: take its "
                         "expansions out of the book and schedule them again")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --revert: say what it would revert and keep, by the same rules, and write nothing")
     _db(p)
     p.set_defaults(func=cmd_audit)
 
@@ -182,21 +184,24 @@ def cmd_audit(args) -> int:
     found = audit(store, book, args.worker, since, until)
     for line in as_text(found):
         print(line)
+    if args.dry_run and not args.revert:
+        raise ObookError("--dry-run goes with --revert")
     if not args.revert:
         return 0
+    done = "would be" if args.dry_run else "reverted"
     if found.expansions:
-        reverted, again, kept = revert_expansions(store, book, found)
-        print(f"reverted: {len(reverted)} expansions taken out of the book"
+        reverted, again, kept = revert_expansions(store, book, found, dry_run=args.dry_run)
+        print(f"{done}: {len(reverted)} expansions taken out of the book"
               + (f" ({', '.join(map(str, reverted[:50]))})" if reverted else "")
               + f", {len(again)} of them scheduled again (the others' nodes left the book with them); "
-              "the book backed up from scratch")
+              + ("the book backed up from scratch" if not args.dry_run else "nothing written"))
         for job_id, why in kept:
             print(f"  expansion {job_id} kept: {why}")
         return 1 if kept else 0
-    abandoned = revert_games(store, book, found)
-    print(f"reverted: {len(abandoned)} games abandoned"
+    abandoned = revert_games(store, book, found, dry_run=args.dry_run)
+    print(f"{done}: {len(abandoned)} games abandoned"
           + (f" ({', '.join(map(str, abandoned[:50]))})" if abandoned else "")
-          + "; statistics recounted from the finished games left")
+          + ("; statistics recounted from the finished games left" if not args.dry_run else "; nothing written"))
     return 0
 
 

@@ -44,8 +44,17 @@ def test_audit_lists_and_reverts_what_one_worker_wrote(postgres_url, compiled_en
     empty = obook("audit", "--db", postgres_url, "--book", "au", "--worker", worker, "--until", started.isoformat())
     assert ": 0 games" in empty.stdout  # nothing before the build
 
+    stats = "SELECT count(*), coalesce(sum(games), 0), coalesce(sum(wins), 0) FROM book_stats"
+    stats_before = sql(postgres_url, stats)
+    trial = obook("audit", "--db", postgres_url, "--book", "au", "--worker", worker, *window, "--revert", "--dry-run")
+    assert f"would be: {len(wrote)} games abandoned" in trial.stdout and "nothing written" in trial.stdout, trial.stdout
+    assert counts(postgres_url, "au") == {"finished": target} and sql(postgres_url, stats) == stats_before
+    alone = obook("audit", "--db", postgres_url, "--book", "au", "--worker", worker, "--dry-run", check=False)
+    assert alone.returncode == 2 and "--dry-run goes with --revert" in alone.stderr
+
     reverted = obook("audit", "--db", postgres_url, "--book", "au", "--worker", worker, *window, "--revert")
     assert f"reverted: {len(wrote)} games abandoned" in reverted.stdout, reverted.stdout
+    assert sql(postgres_url, stats) != stats_before
     left = target - len(wrote)
     assert counts(postgres_url, "au") == {"finished": left, "abandoned": len(wrote)}
     verify = obook("verify", "--db", postgres_url, "--book", "au")
@@ -78,17 +87,22 @@ def test_audit_reverts_a_workers_expansions_of_a_minimax_book(postgres_url, comp
     assert None not in [w for w, _ in by] and sum(n for _, n in by) == target, by
     searched = {w for (w,) in sql(postgres_url, "SELECT DISTINCT searched_by FROM minimax_nodes")}
     assert searched <= {w for w, _ in by}  # every stored search names its worker
-    # a worker with an expansion that can go (its child unexpanded, no later one of its node): the
-    # other worker's expansions may sit on the tip of every line of the busier one
-    worker = sql(postgres_url, "SELECT x.done_by FROM expansions x JOIN minimax_edges e ON e.added_by = x.id "
-                               "WHERE x.status = 'done' AND NOT EXISTS (SELECT 1 FROM minimax_edges c WHERE "
-                               "c.book_id = e.book_id AND c.parent_key = e.child_key) AND NOT EXISTS (SELECT 1 "
-                               "FROM expansions y WHERE y.book_id = x.book_id AND y.position_key = x.position_key "
-                               "AND y.generation > x.generation AND y.status = 'done') ORDER BY x.id DESC")[0][0]
-    done = dict(by)[worker]
     edges_before = sql(postgres_url, "SELECT count(*) FROM minimax_edges")[0][0]
+    state = ("SELECT (SELECT count(*) FROM minimax_edges), (SELECT count(*) FROM minimax_nodes), "
+             "(SELECT string_agg(id || status, ',' ORDER BY id) FROM expansions), "
+             "(SELECT expansions_done FROM books WHERE name = 'mm')")
+    before = sql(postgres_url, state)
+    # the dry run asks the revert's own rules which worker has an expansion that can go: the other
+    # worker's expansions may sit on the tip of every line of the busier one
+    trials = {w: obook("audit", "--db", postgres_url, "--book", "mm", "--worker", w, "--revert", "--dry-run",
+                       check=False).stdout for w, _ in by}
+    assert sql(postgres_url, state) == before, trials  # nothing written
+    assert all("would be: " in out and "nothing written" in out for out in trials.values()), trials
+    worker = next(w for w, out in trials.items() if not out.split("would be: ")[1].startswith("0 "))
+    done = dict(by)[worker]
 
     reverted = obook("audit", "--db", postgres_url, "--book", "mm", "--worker", worker, "--revert", check=False)
+    assert reverted.stdout.split("reverted: ")[1].split(";")[0] == trials[worker].split("would be: ")[1].split(";")[0]
     assert f"{done} expansions" in reverted.stdout, reverted.stdout
     n = int(reverted.stdout.split("reverted: ")[1].split()[0])
     kept = reverted.stdout.count(" kept: ")
