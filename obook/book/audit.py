@@ -115,7 +115,10 @@ def revert_games(store: Store, book: BookInfo, found: Audit, dry_run: bool = Fal
             .returning(GAMES.c.id)).scalars().all()
         counted = recount(conn, book)
         replace_stats(conn, book.id, counted.stats, counted.scores)
-        trial.rollback() if dry_run else trial.commit()
+        if dry_run:
+            trial.rollback()
+        else:
+            trial.commit()
     return sorted(done)
 
 
@@ -142,7 +145,10 @@ def revert_expansions(store: Store, book: BookInfo, found: Audit,
         if reverted:
             write_back_up(conn, book.id)
             rescheduled = list(conn.execute(select(EXPANSIONS.c.id).where(EXPANSIONS.c.id.in_(reverted))).scalars())
-        trial.rollback() if dry_run else trial.commit()
+        if dry_run:
+            trial.rollback()
+        else:
+            trial.commit()
     return sorted(reverted), sorted(rescheduled), sorted(kept)
 
 
