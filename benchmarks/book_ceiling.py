@@ -86,10 +86,16 @@ def run_cell(playouts: int, moves: int, factor: float, games: int, parallel: int
     run_match(a, b, settings, on_game=record)
 
 
-def report(rows: list[dict]) -> list[dict]:
+def by_cell(rows: list[dict]) -> dict[tuple, list[dict]]:
+    """The recorded games of each cell (``cell_key``)."""
     cells: dict[tuple, list[dict]] = {}
     for row in rows:
         cells.setdefault(cell_key(row), []).append(row)
+    return cells
+
+
+def report(rows: list[dict]) -> list[dict]:
+    cells = by_cell(rows)
     table = []
     for (playouts, moves, factor, opponent), games in sorted(cells.items(), key=lambda cell: (cell[0][3], cell[0])):
         n = len(games)
@@ -135,17 +141,14 @@ def pair_with_books(rows: list[dict], book_rows: list[dict]) -> list[dict]:
 
     series: dict[tuple, list[dict]] = {}
     for r in book_rows:
-        if r.get("kind") == "game" and "{game}" in series_opponent(r["book"]):
-            series.setdefault((r["book"], r["checkpoint"], r["playouts"], series_opponent(r["book"])), []).append(r)
-    cells: dict[tuple, list[dict]] = {}
-    for row in rows:
-        cells.setdefault(cell_key(row), []).append(row)
+        opponent = series_opponent(r["book"]) if r.get("kind") == "game" else ""
+        if "{game}" in opponent:
+            series.setdefault((r["book"], r["checkpoint"], r["playouts"], opponent), []).append(r)
+    cells = sorted(by_cell(rows).items())
     pairs = []
     for (book, checkpoint, playouts, opponent), games in sorted(series.items()):
-        for (cell_playouts, moves, factor, cell_opponent), cell in sorted(cells.items()):
-            if (cell_playouts, cell_opponent) != (playouts, opponent):
-                continue
-            gain = paired_gain(games, cell)
+        for (cell_playouts, moves, factor, cell_opponent), cell in cells:
+            gain = paired_gain(games, cell) if (cell_playouts, cell_opponent) == (playouts, opponent) else {}
             if gain:
                 pairs.append({"book": book, "expansions": checkpoint, "playouts": playouts, "moves": moves,
                               "factor": factor, **gain})

@@ -18,8 +18,8 @@ left the book with them are gone, and the schedule chooses afresh) and backs the
 whole book up from scratch, so that ``obook verify`` agrees at once. An expansion whose node was
 expanded again since, or whose child was, by another worker, is kept (and named): taking it out
 would take theirs. A running driver's schedule does not see deleted nodes: stop it while
-reverting, or restart it after. With ``dry_run`` both do all their work under the lock and roll it
-back: what a revert would do, by the very rules it applies, with nothing written.
+reverting, or restart it after. With ``dry_run`` both do all their work under the lock in a
+transaction rolled back (``Store.trial``): what a revert would do, by the very rules it applies, with nothing written.
 """
 
 from __future__ import annotations
@@ -105,9 +105,8 @@ def revert_games(store: Store, book: BookInfo, found: Audit, dry_run: bool = Fal
     if not ids:
         return []
     why = f"reverted by obook audit: written by worker {found.worker_id}"[:2000]
-    with store.write() as conn:
+    with store.trial() if dry_run else store.write() as conn:
         lock_book(conn, book.id)
-        trial = conn.begin_nested()
         done = conn.execute(update(GAMES).where(
             GAMES.c.id.in_(ids), GAMES.c.book_id == book.id, or_(GAMES.c.status == FINISHED,
                                                                 GAMES.c.status == IN_PROGRESS))
@@ -115,10 +114,6 @@ def revert_games(store: Store, book: BookInfo, found: Audit, dry_run: bool = Fal
             .returning(GAMES.c.id)).scalars().all()
         counted = recount(conn, book)
         replace_stats(conn, book.id, counted.stats, counted.scores)
-        if dry_run:
-            trial.rollback()
-        else:
-            trial.commit()
     return sorted(done)
 
 
@@ -131,10 +126,9 @@ def revert_expansions(store: Store, book: BookInfo, found: Audit,
     if not found.expansions:
         return [], [], []
     reverted, kept = [], []
-    with store.write() as conn:
+    with store.trial() if dry_run else store.write() as conn:
         lock_book(conn, book.id)
         seq = last_change(conn, book.id) + 1
-        trial = conn.begin_nested()
         for job_id in sorted(found.expansions, reverse=True):
             why = revert_expansion(conn, book.id, job_id, found.worker_id, seq)
             if why is None:
@@ -145,10 +139,6 @@ def revert_expansions(store: Store, book: BookInfo, found: Audit,
         if reverted:
             write_back_up(conn, book.id)
             rescheduled = list(conn.execute(select(EXPANSIONS.c.id).where(EXPANSIONS.c.id.in_(reverted))).scalars())
-        if dry_run:
-            trial.rollback()
-        else:
-            trial.commit()
     return sorted(reverted), sorted(rescheduled), sorted(kept)
 
 

@@ -147,6 +147,14 @@ class Store:
             yield conn
 
     @contextmanager
+    def trial(self) -> Iterator[Connection]:
+        """A write transaction that is rolled back at the end, whatever it did: what a change would
+        do (its locks, its rules, its counts) with nothing written (``obook audit --revert --dry-run``)."""
+        with self._connect(self.writer) as conn:
+            yield conn
+            conn.get_transaction().rollback()
+
+    @contextmanager
     def snapshot(self) -> Iterator[Connection]:
         """A read-only transaction that sees one state of the database in all its statements,
         however many transactions commit meanwhile: PostgreSQL's REPEATABLE READ (its default,
