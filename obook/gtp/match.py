@@ -145,6 +145,23 @@ def check_books(engines: list[EngineSpec], settings: "MatchSettings") -> None:
             raise MatchError(f"engine {role} ({spec.label}): {problem}: the book would never be used")
 
 
+Opening = tuple[tuple[int, int], ...]  # (colour, point) moves a game starts from
+
+
+def check_openings(openings: dict[int, Opening], settings: "MatchSettings") -> None:
+    """A ``MatchError`` naming the first game whose opening has a negative number or a move the
+    rules forbid, before any engine starts."""
+    for index, opening in sorted(openings.items()):
+        if index < 0:
+            raise MatchError(f"game numbers must not be negative (an opening is given for game {index})")
+        position = Position(size=settings.size, komi=settings.komi, superko=settings.superko)
+        for number, (color, point) in enumerate(opening, 1):
+            try:
+                position.play(point, color)
+            except (IllegalMoveError, ValueError) as exc:
+                raise MatchError(f"game {index + 1}'s opening: move {number} is illegal: {exc}") from None
+
+
 @dataclass
 class MatchSettings:
     games: int = 2
@@ -271,10 +288,10 @@ class _EnginePairs:
         for pair in self.pairs:
             self._free.put(pair)
 
-    def play(self, index: int, settings: MatchSettings) -> GameRecord:
+    def play(self, index: int, settings: MatchSettings, opening: Opening = ()) -> GameRecord:
         pair = self._free.get()
         try:
-            return play_game(index, *pair, settings)
+            return play_game(index, *pair, settings, opening)
         finally:
             self._free.put(pair)
 
@@ -290,8 +307,10 @@ class _EnginePairs:
                 side.close()
 
 
-def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRecord:
-    """Play game ``index`` (A is Black when ``index`` is even) and save it as SGF."""
+def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings, opening: Opening = ()) -> GameRecord:
+    """Play game ``index`` (A is Black when ``index`` is even) from the moves ``opening`` and save it
+    as SGF. The opening's moves are played on the referee's board and sent to both engines; the game
+    goes on from there (the player to move after them may be either engine)."""
     a_black = index % 2 == 0
     sides = {BLACK: a if a_black else b, WHITE: b if a_black else a}
     record = GameRecord(index=index, a_color="B" if a_black else "W", winner=None, result="", reason="", moves=0)
@@ -316,6 +335,15 @@ def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings) -> GameRe
             forfeit(side, "engine error", f"setup failed: {exc}")
             side.close()
             return _finish(record, position, a, b, sides, settings, comments)
+    for color, point in opening:  # legal: run_match checked it (check_openings)
+        position.play(point, color)
+        for side in (a, b):
+            try:
+                side.client.send(f"play {COLOR_LETTER[color].lower()} {format_vertex(point, settings.size)}")
+            except GTPError as exc:
+                forfeit(side, "engine error", f"rejected the opening's move {format_vertex(point, settings.size)}: {exc}")
+                side.close()
+                return _finish(record, position, a, b, sides, settings, comments)
 
     cleanup = False
     passes = 0
@@ -486,20 +514,27 @@ def run_match(
     b: EngineSpec,
     settings: MatchSettings,
     on_game: Callable[[GameRecord], bool | None] | None = None,
+    openings: dict[int, Opening] | None = None,
 ) -> tuple[MatchSummary, list[GameRecord]]:
     """Play ``settings.games`` games, ``settings.parallel`` at a time (each game borrows one of
     ``parallel`` pairs of engine processes); ``on_game`` hears of every finished game, in the order
     they finish, and ends the match by returning True (a sequential test that has decided): the
     games not begun are cancelled; those begun finish, and are reported and counted.
+    With ``openings`` the games are its keys instead (game numbers, which set the colours and
+    ``{game}``), each played on from its moves: a recorded game's position, replayed with the
+    same opponent seed (``benchmarks/resign_oracle.py``).
     An interruption (Ctrl-C) or a failed game cancels the games not begun and kills the engines,
     which ends the games being played."""
     check_books([a, b], settings)
+    check_openings(openings or {}, settings)
     if settings.sgf_dir is not None:
         try:
             settings.sgf_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise MatchError(f"cannot create {settings.sgf_dir}: {exc.strerror or exc}") from None
-    workers = min(settings.parallel, settings.games)
+    indices = sorted(openings) if openings is not None else list(range(settings.first_game,
+                                                                        settings.first_game + settings.games))
+    workers = max(1, min(settings.parallel, len(indices)))
     engines = _EnginePairs(a, b, workers)
     started = time.perf_counter()
     records: list[GameRecord] = []
@@ -507,8 +542,8 @@ def run_match(
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="match") as pool:
             try:
-                games += [pool.submit(engines.play, index, settings)
-                          for index in range(settings.first_game, settings.first_game + settings.games)]
+                games += [pool.submit(engines.play, index, settings, (openings or {}).get(index, ()))
+                          for index in indices]
                 for game in as_completed(games):
                     if game.cancelled():
                         continue

@@ -304,3 +304,24 @@ def test_a_game_numbered_command_pairs_two_matches_game_by_game(gnugo_path, tmp_
     assert continued[0].index == 2 and continued[0].a_color == "B"  # a series that goes on numbers on
     assert read_sgf(continued[0].sgf).position.moves == moves[2]
     assert moves[0] != moves[2]  # other seeds, other games
+
+
+def test_games_played_on_from_openings_keep_their_numbers_colours_and_moves(tmp_path):
+    opening = Position.from_moves("C3 D3 C4", size=5)
+    openings = {3: tuple(opening.moves), 6: ()}
+    summary, records = run_match(parse_engine(f"obook:{FLAT}"), parse_engine(f"obook:{FLAT}"),
+                                 MatchSettings(games=1, size=5, max_moves=10, sgf_dir=tmp_path), openings=openings)
+    assert [(r.index, r.a_color) for r in records] == [(3, "W"), (6, "B")]
+    played_on = read_sgf(str(tmp_path / "game-0004.sgf")).position.moves
+    assert played_on[:3] == opening.moves and len(played_on) == 10
+    assert summary.games == 2
+    # White is to move after the opening: game 3's A (White) made the first engine move.
+    assert records[0].engine_moves == {"A": 4, "B": 3}
+
+
+def test_an_illegal_opening_is_refused_before_any_engine_starts(tmp_path):
+    board = Position(size=5)
+    c3 = board.point("C3")
+    with pytest.raises(MatchError, match=r"game 2's opening: move 2 is illegal"):
+        run_match(parse_engine(f"obook:{FLAT}"), parse_engine(f"obook:{FLAT}"),
+                  MatchSettings(games=1, size=5), openings={1: ((1, c3), (2, c3))})
