@@ -127,7 +127,7 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6,
     from obook.book.backup import load_nodes
     from obook.book.expansion import root_key
     from obook.book.library import open_book_store
-    from obook.book.minimax import CONSTANTS, back_up, book_move, tempered
+    from obook.book.minimax import CONSTANTS, back_up, book_move
     from obook.store.books import get_book
     from obook.store.minimax import stored_figures
 
@@ -141,32 +141,47 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6,
         constants = dataclasses.replace(CONSTANTS, error_floor=error_floor)
         figures = back_up(nodes, constants)
     root = root_key(info)
-    out = {}
-    for colour, name in ((0, "black"), (1, "white")):
-        total = 0.0
-        frontier = {root: 1.0} if root in nodes else {}
-        for depth in range(60):  # each step is one ply; a DAG's mass moves down by depth
-            after: dict[int, float] = {}
-            for key, mass in frontier.items():
-                node = nodes[key]
-                if depth % 2 == colour:
-                    chosen = book_move(node, figures, constants)
-                    if chosen is not None:
-                        total += mass
-                        if chosen.child in nodes:
-                            after[chosen.child] = after.get(chosen.child, 0.0) + mass
-                    elif node.best_new() is not None:
-                        total += mass  # the node's deep search's move; play then leaves the book
-                else:
-                    for move, p in tempered(node.likely_moves(), truth):
-                        child = node.edges.get(move)
-                        if child is not None and child[0] in nodes and mass * p > floor:
-                            after[child[0]] = after.get(child[0], 0.0) + mass * p
-            frontier = after
-            if not frontier:
-                break
-        out[name] = total
-    return out
+    if root not in nodes:
+        return {"black": 0.0, "white": 0.0}
+
+    def choose(node):
+        return book_move(node, figures, constants)
+
+    return {"black": own_moves_from(nodes, root, True, truth, choose, floor),
+            "white": own_moves_from(nodes, root, False, truth, choose, floor)}
+
+
+def own_moves_from(nodes: dict, start: int, book_to_move: bool, truth: float, choose, floor: float = 1e-6) -> float:
+    """Expected own moves from the book a game from the node ``start`` on (``book_to_move``: the book
+    player's turn there), the book player playing ``choose(node)`` (an ``EdgeView``, None: the
+    node's deep-search move, then out of the book) and the opponent replying at temperature
+    ``truth`` through the play policies."""
+    from obook.book.minimax import tempered
+
+    total = 0.0
+    frontier = {start: 1.0}
+    for step in range(60):  # each step is one ply; a DAG's mass moves down by depth
+        after: dict[int, float] = {}
+        own_turn = (step % 2 == 0) == book_to_move
+        for key, mass in frontier.items():
+            node = nodes[key]
+            if own_turn:
+                chosen = choose(node)
+                if chosen is not None:
+                    total += mass
+                    if chosen.child in nodes:
+                        after[chosen.child] = after.get(chosen.child, 0.0) + mass
+                elif node.best_new() is not None:
+                    total += mass  # the node's deep search's move; play then leaves the book
+            else:
+                for move, p in tempered(node.likely_moves(), truth):
+                    child = node.edges.get(move)
+                    if child is not None and child[0] in nodes and mass * p > floor:
+                        after[child[0]] = after.get(child[0], 0.0) + mass * p
+        frontier = after
+        if not frontier:
+            break
+    return total
 
 
 def fit(observed: list, book: str) -> float:
