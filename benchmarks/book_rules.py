@@ -120,7 +120,7 @@ def main() -> int:
 
         def after(child: int) -> float:
             if child not in memo:
-                memo[child] = own_moves_from(nodes, child, False, args.truth, value_rule) if child in nodes else 0.0
+                memo[child] = own_moves_from(nodes, child, False, args.truth, value_rule)
             return memo[child]
 
         print()
@@ -131,8 +131,8 @@ def main() -> int:
                 return coverage_rule(node, figures, delta, after)
 
             differ = {n.key for n in several if rule(n).move != book_move(n, figures).move}
-            black = own_moves_from(nodes, root, True, args.truth, rule) if root in nodes else 0.0
-            white = own_moves_from(nodes, root, False, args.truth, rule) if root in nodes else 0.0
+            black = own_moves_from(nodes, root, True, args.truth, rule)
+            white = own_moves_from(nodes, root, False, args.truth, rule)
             print(f"| {delta:g} | {len(differ)} | {games_meeting(rows, nodes, differ)} | "
                   f"{(black + white) / 2:.3f} ({black:.3f} / {white:.3f}) |")
     return 0

@@ -141,8 +141,6 @@ def expected_own_moves(url: str, book: str, truth: float, floor: float = 1e-6,
         constants = dataclasses.replace(CONSTANTS, error_floor=error_floor)
         figures = back_up(nodes, constants)
     root = root_key(info)
-    if root not in nodes:
-        return {"black": 0.0, "white": 0.0}
 
     def choose(node):
         return book_move(node, figures, constants)
@@ -155,11 +153,11 @@ def own_moves_from(nodes: dict, start: int, book_to_move: bool, truth: float, ch
     """Expected own moves from the book a game from the node ``start`` on (``book_to_move``: the book
     player's turn there), the book player playing ``choose(node)`` (an ``EdgeView``, None: the
     node's deep-search move, then out of the book) and the opponent replying at temperature
-    ``truth`` through the play policies."""
+    ``truth`` through the play policies (0 where ``start`` is not in the book)."""
     from obook.book.minimax import tempered
 
     total = 0.0
-    frontier = {start: 1.0}
+    frontier = {start: 1.0} if start in nodes else {}
     for step in range(60):  # each step is one ply; a DAG's mass moves down by depth
         after: dict[int, float] = {}
         own_turn = (step % 2 == 0) == book_to_move

@@ -68,7 +68,7 @@ def main() -> int:
     low, high = wilson_interval(turned, len(records))
     summary = {"series": str(args.series), "games": games, "resigned_by_a": len(records), "won_played_on": turned,
                "share": turned / len(records), "interval": [low, high],
-               "most_resigning_cost_points": 100 * turned / games if games else None,
+               "most_resigning_cost_points": 100 * turned / games,
                "resigned_at_move": sum(len(openings[r.index]) for r in records) / len(records)}
     if args.json:
         print(json.dumps(summary))

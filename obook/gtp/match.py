@@ -154,6 +154,8 @@ def check_openings(openings: dict[int, Opening], settings: "MatchSettings") -> N
     for index, opening in sorted(openings.items()):
         if index < 0:
             raise MatchError(f"game numbers must not be negative (an opening is given for game {index})")
+        if not opening:
+            continue
         position = Position(size=settings.size, komi=settings.komi, superko=settings.superko)
         for number, (color, point) in enumerate(opening, 1):
             try:
@@ -337,11 +339,12 @@ def play_game(index: int, a: _Side, b: _Side, settings: MatchSettings, opening: 
             return _finish(record, position, a, b, sides, settings, comments)
     for color, point in opening:  # legal: run_match checked it (check_openings)
         position.play(point, color)
+        vertex = format_vertex(point, settings.size)
         for side in (a, b):
             try:
-                side.client.send(f"play {COLOR_LETTER[color].lower()} {format_vertex(point, settings.size)}")
+                side.client.send(f"play {COLOR_LETTER[color].lower()} {vertex}")
             except GTPError as exc:
-                forfeit(side, "engine error", f"rejected the opening's move {format_vertex(point, settings.size)}: {exc}")
+                forfeit(side, "engine error", f"rejected the opening's move {vertex}: {exc}")
                 side.close()
                 return _finish(record, position, a, b, sides, settings, comments)
 
@@ -526,15 +529,15 @@ def run_match(
     An interruption (Ctrl-C) or a failed game cancels the games not begun and kills the engines,
     which ends the games being played."""
     check_books([a, b], settings)
-    check_openings(openings or {}, settings)
+    if openings is None:
+        openings = {index: () for index in range(settings.first_game, settings.first_game + settings.games)}
+    check_openings(openings, settings)
     if settings.sgf_dir is not None:
         try:
             settings.sgf_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise MatchError(f"cannot create {settings.sgf_dir}: {exc.strerror or exc}") from None
-    indices = sorted(openings) if openings is not None else list(range(settings.first_game,
-                                                                        settings.first_game + settings.games))
-    workers = max(1, min(settings.parallel, len(indices)))
+    workers = max(1, min(settings.parallel, len(openings)))
     engines = _EnginePairs(a, b, workers)
     started = time.perf_counter()
     records: list[GameRecord] = []
@@ -542,8 +545,7 @@ def run_match(
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="match") as pool:
             try:
-                games += [pool.submit(engines.play, index, settings, (openings or {}).get(index, ()))
-                          for index in indices]
+                games += [pool.submit(engines.play, index, settings, openings[index]) for index in sorted(openings)]
                 for game in as_completed(games):
                     if game.cancelled():
                         continue
