@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import hmac
+import json
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Path, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BeforeValidator
 
 from api.service import MAX_GAME_ID, BookService
 
@@ -16,6 +18,25 @@ MAX_OFFSET = 1_000_000_000
 # What `obook build --book` accepts (no whitespace in Python's sense), without control characters. Spelled
 # out rather than \s, which means other characters in Python and in the schema's (ECMAScript) regexes.
 BOOK_NAME = r"^[^\x00-\x20\x7f-\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]{1,100}$"
+
+
+def _json_integer(value: object) -> object:
+    """The schema says integer, and in JSON Schema that is a JSON number of integral value ("64",
+    "64.0", "6.4e1"): pydantic's lax parsing alone also reads "+0.0", "007" or " 5" as integers and
+    answers requests the schema forbids."""
+    if not isinstance(value, str):
+        return value
+    try:
+        number = json.loads(value) if value == value.strip() else None
+    except ValueError:
+        number = None
+    if isinstance(number, bool) or not isinstance(number, int | float) or not float(number).is_integer():
+        raise ValueError("an integer written as a JSON number")
+    return int(number)
+
+
+# Goes last in each integer parameter's Annotated, after its Query or Path, which keeps the schema's bounds.
+INTEGER = BeforeValidator(_json_integer)
 
 
 def get_service(request: Request) -> BookService:
@@ -27,10 +48,10 @@ BookName = Annotated[str, Path(description="the book's name", min_length=1, max_
 Moves = Annotated[str, Query(max_length=4000, description='moves from the empty board: "E5,G5", "e5 g5" or "pass"; '
                                                           "empty for the empty board")]
 MinGames = Annotated[int, Query(ge=1, le=1_000_000_000,
-                                description="the usage rule ignores moves with fewer games")]
-Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description=f"page size (at most {MAX_LIMIT})")]
-Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="items to skip")]
-GameId = Annotated[int, Path(ge=1, le=MAX_GAME_ID, description="the game's id")]
+                                description="the usage rule ignores moves with fewer games"), INTEGER]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIMIT, description=f"page size (at most {MAX_LIMIT})"), INTEGER]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET, description="items to skip"), INTEGER]
+GameId = Annotated[int, Path(ge=1, le=MAX_GAME_ID, description="the game's id"), INTEGER]
 
 _bearer = HTTPBearer(auto_error=False, description="OBOOK_ADMIN_TOKEN")
 

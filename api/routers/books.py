@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request, Response
 
 from api.caching import cached_response, matches
-from api.deps import MAX_GAME_ID, BookName, Limit, MinGames, Moves, Offset, Reveal, Service
+from api.deps import INTEGER, MAX_GAME_ID, BookName, Limit, MinGames, Moves, Offset, Reveal, Service
 from api.views import redact_game
 from api.schemas import BAD_INPUT, OTHER_ENGINE, UNAVAILABLE, BookList, ErrorOut, GameList, LookupOut, MoveOut
 
@@ -56,7 +56,7 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
                      after: Annotated[int | None, Query(ge=0, le=MAX_GAME_ID, description=(
                          "keyset paging: 0 for the first page, then the previous page's ``next_after``; pages go "
                          "by id, newest first (with ``through``: by record), so a growing book neither skips nor "
-                         "repeats a game"))] = None,
+                         "repeats a game")), INTEGER] = None,
                      through: Annotated[str | None, Query(max_length=4000, description=(
                          'sample games through a line, "E5,G5": the finished games whose record starts with these '
                          "moves or with one of their images under the board's 8 symmetries (shown as they were "
@@ -81,9 +81,9 @@ async def list_games(request: Request, book: BookName, service: Service, reveal:
 async def export_sgf(request: Request, book: BookName, service: Service,
                      min_games: Annotated[int, Query(ge=0, le=1_000_000_000, description=(
                          "leave out moves with fewer games (0 and 1: every move of the book; a minimax book "
-                         "writes every move)"))] = 1,
-                     depth: Annotated[int | None, Query(ge=1, le=400, description="moves from the root")] = None,
-                     max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written")] = 5000,
+                         "writes every move)")), INTEGER] = 1,
+                     depth: Annotated[int | None, Query(ge=1, le=400, description="moves from the root"), INTEGER] = None,
+                     max_nodes: Annotated[int, Query(ge=1, le=20000, description="book moves written"), INTEGER] = 5000,
                      ) -> Response:
     """The book as one SGF game tree: a node per book move with games, wins and win rate. ETag:
     the book's state; a client that has the current export gets 304 without it being made again."""

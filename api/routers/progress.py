@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
 
-from api.deps import Admin, Offset, Reveal, Service
+from api.deps import INTEGER, Admin, Offset, Reveal, Service
 from api.service import PROGRESS_BOOKS, PROGRESS_UNITS, PROGRESS_WORKERS
 from api.views import redact_progress
 from api.schemas import BAD_INPUT, UNAVAILABLE, ErrorOut, CacheCleared, ProgressOut
@@ -16,11 +16,11 @@ router = APIRouter(tags=["progress"], responses={**BAD_INPUT, **UNAVAILABLE})
 
 @router.get("/v1/progress", response_model=ProgressOut)
 async def progress(request: Request, service: Service, reveal: Reveal, offset: Offset = 0,
-                   limit: Annotated[int, Query(ge=1, le=PROGRESS_BOOKS, description="books (at most 50)")] = 20,
+                   limit: Annotated[int, Query(ge=1, le=PROGRESS_BOOKS, description="books (at most 50)"), INTEGER] = 20,
                    games_limit: Annotated[int, Query(ge=0, le=PROGRESS_UNITS, description=(
-                       "units in flight (games, expansions) per book, each replayed for its board"))] = 8,
+                       "units in flight (games, expansions) per book, each replayed for its board")), INTEGER] = 8,
                    workers_limit: Annotated[int, Query(ge=0, le=PROGRESS_WORKERS,
-                                                       description="live workers listed")] = 50,
+                                                       description="live workers listed"), INTEGER] = 50,
                    ) -> ProgressOut:
     """Totals, games per hour over the last hour, the games being played now with their moves and
     boards, the book's growth, and the live workers with what each is playing, for every book.
