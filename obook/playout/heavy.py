@@ -14,11 +14,6 @@ In order, the first rule that yields a candidate chooses the move (uniformly amo
 5. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
    stone may be a throw-in or a nakade, so it is allowed).
 
-Rules 1 to 4 each choose with a rate (Pachi's moggy has such rates): a rule that has candidates
-chooses with probability ``rates[k]`` and otherwise leaves the move to the next rule. ``heavy``
-always chooses (``ALWAYS``); ``heavy-balanced`` uses ``BALANCED_RATES``, fitted by simulation
-balancing (``obook/playout/balancing.py``) so that playouts evaluate positions as deep searches do.
-
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
 8 orientations and with either colour to move (shapes are good moves for both sides).
@@ -57,12 +52,7 @@ from obook.go.tactics import (
     touches_own,
 )
 from obook.jit import hot
-from obook.rng import rand_below, rand_float
-
-RULES = ("atari", "low_liberty", "pattern", "capture")  # rules 1 to 4, in the order of ``rates``
-ALWAYS = (1.0, 1.0, 1.0, 1.0)
-# Fitted by ``python benchmarks/simulation_balancing.py`` (docs/benchmarks.md, "Simulation balancing").
-BALANCED_RATES = (0.7974, 0.8524, 0.6145, 0.9552)
+from obook.rng import rand_below
 
 # Shapes with the move at the centre. X and O are the two colours (both assignments are tried),
 # '.' empty, '#' off board, 'x' anything but X, 'o' anything but O, '?' anything.
@@ -307,26 +297,9 @@ def _random_move(b, c, rng):
 
 
 @hot(inline="always")
-def _chooses(rng, rates, k, score):
-    """Whether rule ``k``, which has candidates, chooses the move: with probability ``rates[k]`` (no
-    random number is drawn at rate 1, so ``heavy`` plays as it always did). With ``score`` given,
-    the decision's score function, d log P / d logit(rates[k]), is added to ``score[k]``: what
-    simulation balancing's gradient sums over a playout."""
-    r = rates[k]
-    if r >= 1.0:
-        return True
-    chosen = rand_float(rng) < r
-    if score is not None:
-        score[k] += (1.0 - r) if chosen else -r
-    return chosen
-
-
-@hot(inline="always")
-def heavy_move(b, rng, out, ladders, rates, score):
+def heavy_move(b, rng, out, ladders):
     """The ``heavy`` policy's move for the side to move (see the module docstring); ``ladders``: the
-    ``heavy-ladder`` variant (rule 1 reads first-line ladders); ``rates``: each rule's rate
-    (``ALWAYS``, ``BALANCED_RATES``); ``score``: None, or where to add the decisions' score
-    functions (``_chooses``)."""
+    ``heavy-ladder`` variant (rule 1 reads first-line ladders)."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
@@ -335,16 +308,16 @@ def heavy_move(b, rng, out, ladders, rates, score):
             cap = atari_liberty(b, b.root[last])
             if cap != b.scalars[KO_POINT] and is_legal(b, cap, c):
                 n = _push(out, n, cap)
-        if n > 0 and _chooses(rng, rates, 0, score):
+        if n > 0:
             return out[rand_below(rng, n)]
         n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
-        if n > 0 and _chooses(rng, rates, 1, score):
+        if n > 0:
             return out[rand_below(rng, n)]
         n = _pattern_moves(b, last, c, out)
-        if n > 0 and _chooses(rng, rates, 2, score):
+        if n > 0:
             return out[rand_below(rng, n)]
     n = _capture_anywhere(b, c, out)
-    if n > 0 and _chooses(rng, rates, 3, score):
+    if n > 0:
         return out[rand_below(rng, n)]
     p = _random_move(b, c, rng)
     if p == PASS:
@@ -357,4 +330,4 @@ def heavy_move(b, rng, out, ladders, rates, score):
     return p
 
 
-__all__ = ["ALWAYS", "BALANCED_RATES", "RULES", "first_line_ladder", "heavy_move", "PATTERN_TABLE", "pattern_code", "liberties_after", "SHAPES", "WHITE"]
+__all__ = ["first_line_ladder", "heavy_move", "PATTERN_TABLE", "pattern_code", "liberties_after", "SHAPES", "WHITE"]

@@ -14,8 +14,6 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
 - ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
   ``heavy.py``. ``HEAVY_LADDER`` (``heavy-ladder``): the same, except that a string in atari is not
   extended along the first line into a ladder that captures it (Pachi's default border-ladder check).
-  ``HEAVY_BALANCED`` (``heavy-balanced``): the same rules, each choosing at the rate simulation
-  balancing fitted (``heavy.BALANCED_RATES``).
 """
 
 from __future__ import annotations
@@ -39,16 +37,14 @@ from obook.go.board import (
     settled_area_score,
 )
 from obook.jit import hot
-from obook.playout.heavy import ALWAYS, BALANCED_RATES, heavy_move
+from obook.playout.heavy import heavy_move
 from obook.rng import advance, below, rand_below, rand_float
 
 LIGHT = 0
 ATARI50 = 1
 HEAVY = 2
 HEAVY_LADDER = 3
-HEAVY_BALANCED = 4
-POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY, "heavy-ladder": HEAVY_LADDER,
-                "heavy-balanced": HEAVY_BALANCED}
+POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY, "heavy-ladder": HEAVY_LADDER}
 
 
 def policy_code(name: str) -> int:
@@ -99,12 +95,8 @@ def _capture_moves(b, c, out):
 
 
 @hot(inline="always")
-def select_move(b, policy, rng, scratch, rates=None, score=None):
-    """A move for the side to move under ``policy`` (see the module contract). ``rates`` and
-    ``score``: the heavy rules' rates and where their decisions' score functions go, for simulation
-    balancing (``obook/playout/balancing.py``); None in play."""
-    if rates is not None:
-        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER, rates, score)
+def select_move(b, policy, rng, scratch):
+    """A move for the side to move under ``policy`` (see the module contract)."""
     c = b.scalars[TO_MOVE]
     if policy == ATARI50:
         n1, gen = _capture_moves(b, c, scratch)
@@ -117,9 +109,7 @@ def select_move(b, policy, rng, scratch, rates=None, score=None):
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
     if policy == HEAVY or policy == HEAVY_LADDER:
-        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER, ALWAYS, None)
-    if policy == HEAVY_BALANCED:
-        return heavy_move(b, rng, scratch, False, BALANCED_RATES, None)
+        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 
@@ -154,15 +144,14 @@ def weighted_move(b, c, weights, rng):
 
 
 @hot
-def run_playout(b, policy, rng, scratch, moves, colors, n_recorded, weights, temperature, rates=None, score=None):
+def run_playout(b, policy, rng, scratch, moves, colors, n_recorded, weights, temperature):
     """The playout loop every caller shares (``playout`` below, the MCTS kernel, the pure
     Monte-Carlo samplers, ownership): play ``b`` until two passes in a row or the move cap.
 
     Each move comes from ``policy``, or, when ``weights`` is given and ``temperature`` is positive,
     from ``weighted_move``. With ``moves`` given each move is written to ``moves`` from index
     ``n_recorded`` on while there is room, and with ``colors`` given who played it; pass None for
-    what is not needed (numba then compiles the loop without it). ``rates`` and ``score``: see
-    ``select_move``.
+    what is not needed (numba then compiles the loop without it).
     Returns (moves played, index after the last recorded move, ended by two passes)."""
     limit = max_playout_moves(b.scalars[SIZE])
     played = 0
@@ -173,7 +162,7 @@ def run_playout(b, policy, rng, scratch, moves, colors, n_recorded, weights, tem
         if weights is not None and temperature > 0.0:
             p = weighted_move(b, color, weights, rng)
         else:
-            p = select_move(b, policy, rng, scratch, rates, score)
+            p = select_move(b, policy, rng, scratch)
         play(b, p)
         if moves is not None:
             if n < moves.shape[0]:
