@@ -292,6 +292,26 @@ def is_eye(b, p, c):
 
 
 @hot(inline="always")
+def is_true_eye(b, p, c):
+    """``is_eye`` with the diagonal test: an eye of ``c`` is false, and may have to be filled to
+    connect the stones around it, when the opponent holds two of its diagonal points, or one when
+    the point is on the edge (the usual one-point eye rule; Pachi's ``board_is_one_point_eye``).
+    The tree uses it (``SearchConfig.tree_eyes``): with ``is_eye`` alone neither side ever fills a
+    false eye in the tree, and a reply that saves a group so was never read (docs/benchmarks.md,
+    "Where lost games turn"). The playouts keep ``is_eye``."""
+    if not is_eye(b, p, c):
+        return False
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    held = 0
+    for q in (p - w - 1, p - w + 1, p + w - 1, p + w + 1):
+        held += b.color[_u(q)] == opp
+    # Every point of the edge has its upper-left or lower-right diagonal off the board.
+    edge = b.color[_u(p - w - 1)] == BORDER or b.color[_u(p + w + 1)] == BORDER
+    return held + edge < 2
+
+
+@hot(inline="always")
 def simple_legality(b, p, c):
     """Legality of ``c`` playing at ``p`` under simple ko; returns LEGAL or the reason."""
     if p < 0:

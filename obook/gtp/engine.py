@@ -277,7 +277,7 @@ class GTPEngine(GTPProtocol):
             p = stats.point
             if p == PASS:
                 return PASS
-            if self.position.is_legal(p, color) and not rules.is_eye(board, p, color):
+            if self.position.is_legal(p, color) and not rules.is_true_eye(board, p, color):
                 return p
         return PASS
 

@@ -20,6 +20,7 @@ ALLOCATIONS = ("roundrobin", "random")
 SELECTIONS = ("ucb1", "ucb1-tuned")
 RAVE_SCHEDULES = ("alpha", "beta")
 REWARDS = ("win", "score")
+TREE_EYES = ("simple", "true")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class SearchConfig:
     ladders: bool = True  # ladder reading in the priors: escapes into a working ladder bad, ladder ataris good
     # --- expansion ---------------------------------------------------------------------------
     expand_threshold: int = 4  # expand a leaf after this many visits (1: "all ends"); 4 beat 8 at equal time (SPRT)
+    tree_eyes: str = "true"  # own eyes the tree never fills: true (is_true_eye: false eyes are filled) or simple (the seeds' is_eye)
     widening: bool = False  # progressive widening: consider only the best k(n) children
     widening_a: float = 2.0  # k(n) = widening_a + n ** widening_b
     widening_b: float = 0.4
@@ -84,6 +86,7 @@ class SearchConfig:
             "selection": (self.selection, SELECTIONS),
             "rave_schedule": (self.rave_schedule, RAVE_SCHEDULES),
             "reward": (self.reward, REWARDS),
+            "tree_eyes": (self.tree_eyes, TREE_EYES),
             "policy": (self.policy, tuple(POLICY_NAMES)),
             "value": (self.value, MC_VALUES),
             "allocation": (self.allocation, ALLOCATIONS),
@@ -164,7 +167,8 @@ class SearchConfig:
             rave_beta=self.rave_schedule == "beta", rave_k=float(self.rave_k), rave_bias=float(self.rave_bias),
             priors=bool(self.priors), prior_even=float(self.prior_even), prior_weight=float(self.prior_weight),
             prior_model=bool(self.prior_model), ladders=bool(self.ladders),
-            expand_threshold=int(self.expand_threshold), widening=bool(self.widening),
+            expand_threshold=int(self.expand_threshold), true_eyes=self.tree_eyes == "true",
+            widening=bool(self.widening),
             widening_a=float(self.widening_a), widening_b=float(self.widening_b),
             score_reward=self.reward == "score", score_weight=float(self.score_weight), komi=float(searched),
             score_shift=float(searched - komi),
@@ -192,6 +196,7 @@ class KernelParams(NamedTuple):
     prior_model: bool
     ladders: bool
     expand_threshold: int
+    true_eyes: bool  # tree_eyes=true (False: simple)
     widening: bool
     widening_a: float
     widening_b: float

@@ -3,8 +3,8 @@ expand, playout, back-propagate the reward and the final score, AMAF) over the p
 of a ``Tree`` (``obook/search/tree.py``) with the options of a ``KernelParams``
 (``obook/search/config.py``).
 
-Expansion creates one child per legal move under simple ko that does not fill the mover's own eye,
-plus PASS, each with its prior (``obook/search/priors.py``) when priors are on. Positional superko
+Expansion creates one child per legal move under simple ko that does not fill the mover's own eye
+(``is_eye``, or with ``tree_eyes=true`` ``is_true_eye``: false eyes are filled), plus PASS, each with its prior (``obook/search/priors.py``) when priors are on. Positional superko
 is known at the root only (``expand_root``: the player drops the root's children that superko
 forbids); deeper nodes ignore it, as Fuego does: a repetition inside the tree is rare and only
 makes the estimate there slightly wrong.
@@ -28,6 +28,7 @@ from obook.go.board import (
     copy_board,
     is_eye,
     is_legal,
+    is_true_eye,
     play,
 )
 from obook.go.ladder import LadderScratch, ladder_units, new_ladder_scratch
@@ -133,10 +134,11 @@ def expand(tree, node, b, params, sc):
     priors = params.priors and not params.prior_model
     ladders = params.ladders
     shapes = sc.shape_evidence
+    true_eyes = params.true_eyes
     k = start
     for i in range(n_empty):
         p = b.empties[i]
-        if is_legal(b, p, c) and not is_eye(b, p, c):
+        if is_legal(b, p, c) and not (is_true_eye(b, p, c) if true_eyes else is_eye(b, p, c)):
             init_node(tree, k, p, node)
             if priors:
                 _set_prior(tree, k, b, p, c, params, shapes, ladder_units(b, p, c, sc.ladder) if ladders else 0)

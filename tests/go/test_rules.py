@@ -279,3 +279,34 @@ def test_with_to_move_gives_the_other_side_the_move_on_a_copy():
     assert white.moves == p.moves and white.stone_key == p.stone_key
     white.play("G7")  # White moves twice in a row, as GTP allows
     assert p.color_at("G7") == rules.EMPTY and white.to_move == BLACK
+
+
+@pytest.mark.parametrize(
+    "diagram, point, true_eye",
+    [
+        # Four black neighbours and no white diagonal: an eye either way.
+        (". . . . .\n. X X X .\n. X . X .\n. X X X .\n. . . . .", "C3", True),
+        # One white diagonal in the middle of the board: still a true eye.
+        (". . . . .\n. O X . .\n. X . X .\n. . X . .\n. . . . .", "C3", True),
+        # Two white diagonals: a false eye, which Black may have to fill to connect.
+        (". . . . .\n. O X O .\n. X . X .\n. . X . .\n. . . . .", "C3", False),
+        # On the edge one white diagonal is enough.
+        (". . . . .\n. . . . .\n. . . . .\n. X X O .\n. X . X .", "C1", False),
+        (". . . . .\n. . . . .\n. . . . .\n. X X X .\n. X . X .", "C1", True),
+        # In the corner its one diagonal decides.
+        (". . . . .\n. . . . .\n. . . . .\nX O . . .\n. X . . .", "A1", False),
+        (". . . . .\n. . . . .\n. . . . .\nX X . . .\n. X . . .", "A1", True),
+    ],
+)
+def test_true_eye_checks_the_diagonals(diagram, point, true_eye):
+    position = Position.from_ascii(diagram)
+    p = position.point(point)
+    assert rules.is_eye(position.board, p, BLACK)  # the seeds' rule calls every case an eye
+    assert rules.is_true_eye(position.board, p, BLACK) == true_eye
+    assert not rules.is_true_eye(position.board, p, WHITE)
+
+
+def test_true_eye_is_no_eye_when_a_neighbour_is_in_atari():
+    position = Position.from_ascii(". . O . .\n. O X O .\n. X . X .\n. . X . .\n. . . . .")
+    assert not rules.is_eye(position.board, position.point("C3"), BLACK)  # C4 must be saved there
+    assert not rules.is_true_eye(position.board, position.point("C3"), BLACK)

@@ -1,11 +1,12 @@
 """MCTS: the selection formulas on hand-built statistics, tactics on ASCII boards, reproducibility."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from obook.go.board import PASS
+from obook.go.board import BLACK, PASS, is_eye, is_true_eye
 from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.kernel import _credit_amaf
@@ -306,3 +307,29 @@ def test_bench_search_refuses_a_non_positive_length(capsys):
 
     assert main(["bench", "search", "--seconds", "0"]) != 0
     assert "--seconds must be positive" in capsys.readouterr().err
+
+
+LOST_TO_A_FALSE_EYE = (Path(__file__).resolve().parents[2] / "docs/book-results/minimax"
+                       / "b025t2-2500-nobook-vs-gtpusrgamesgnugomodegtplevel10chineserulesseedgame-p5000"
+                       / "from-0200/game-0292.sgf")
+
+
+def test_the_tree_fills_false_eyes_with_tree_eyes_true():
+    # A game obook lost to GNU Go (docs/benchmarks.md, "Where lost games turn"): after White's B1,
+    # Black saves its group by filling E9, an eye-like point whose two diagonals White holds. With
+    # the seeds' eye rule neither side's tree ever plays there, and White's search called B1 won.
+    if not LOST_TO_A_FALSE_EYE.exists():
+        pytest.skip("the saved game is absent")
+    from obook.go.sgf import read_sgf
+
+    game = read_sgf(LOST_TO_A_FALSE_EYE).position
+    position = Position(size=9, komi=game.komi)
+    for color, point in game.moves[:62]:
+        position.play(point, color)
+    fill = position.point("E9")
+    assert is_eye(position.board, fill, BLACK) and not is_true_eye(position.board, fill, BLACK)
+    simple = make_player("playouts=5000,seed=1,tree_eyes=simple").genmove(position)
+    true = make_player("playouts=5000,seed=1,tree_eyes=true").genmove(position)
+    assert fill not in [m.point for m in simple.moves]
+    assert fill in [m.point for m in true.moves]
+    assert simple.winrate < 0.3 < 0.7 < true.winrate
