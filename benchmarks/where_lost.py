@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import re
 import statistics
 import sys
 from pathlib import Path
@@ -30,15 +29,13 @@ from pathlib import Path
 
 def lost_games(sgf_dir: Path) -> list[tuple[Path, str]]:
     """(path, obook's colour 'B' or 'W') of every game in ``sgf_dir`` obook lost."""
+    from obook.go.sgf import read_sgf
+
     games = []
     for path in sorted(sgf_dir.rglob("*.sgf")):
-        text = path.read_text(errors="replace")
-        black = re.search(r"PB\[([^\]]*)\]", text)
-        result = re.search(r"RE\[([^\]]*)\]", text)
-        if not black or not result:
-            continue
-        colour = "B" if black.group(1).lower().startswith("obook") else "W"
-        if result.group(1)[:1] in "BW" and result.group(1)[:1] != colour:
+        record = read_sgf(path, moves=0)
+        colour = "B" if record.black.lower().startswith("obook") else "W"
+        if record.result[:1] in ("B", "W") and record.result[:1] != colour:
             games.append((path, colour))
     return games
 

@@ -4,7 +4,8 @@ of a ``Tree`` (``obook/search/tree.py``) with the options of a ``KernelParams``
 (``obook/search/config.py``).
 
 Expansion creates one child per legal move under simple ko that does not fill the mover's own eye
-(``is_eye``, or with ``tree_eyes=true`` ``is_true_eye``: false eyes are filled), plus PASS, each with its prior (``obook/search/priors.py``) when priors are on. Positional superko
+(``is_true_eye``: false eyes are filled; ``is_eye`` with ``tree_eyes=simple``), plus PASS, each
+with its prior (``obook/search/priors.py``) when priors are on. Positional superko
 is known at the root only (``expand_root``: the player drops the root's children that superko
 forbids); deeper nodes ignore it, as Fuego does: a repetition inside the tree is rare and only
 makes the estimate there slightly wrong.
