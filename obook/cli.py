@@ -40,7 +40,7 @@ EXAMPLES = """examples:
                                         ./obook.db (run it again to continue; --for 0.25s: seconds)
   obook lookup --book demo "E5 G5"      the book's moves after E5 G5
   obook serve                           the API, /docs and the dashboard on http://127.0.0.1:8000
-  obook gtp --book demo --config "policy=heavy,seconds=2"
+  obook gtp --book demo --config "seconds=2"
                                         play over GTP with the book (a GUI's engine command)
   obook analysis --book demo            KataGo's JSON analysis protocol on stdin/stdout
 """

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from obook.go.board import BLACK, EMPTY, WIDTH, in_atari
+from obook.go.board import BLACK, BORDER, EMPTY, NO_POINT, WIDTH, _next_mark, in_atari
 from obook.jit import hot
 
 N_PATTERNS = 1 << 16  # 3x3 codes: 2 bits for each of the 8 neighbours
@@ -97,6 +97,129 @@ def touches_own(b, p, c):
     """Whether a stone of ``c`` at ``p`` would join a string of its own (else it stands alone)."""
     w = b.scalars[WIDTH]
     return b.color[p - w] == c or b.color[p - 1] == c or b.color[p + 1] == c or b.color[p + w] == c
+
+
+@hot(inline="always")
+def nakade_self_atari(b, p, c, pts):
+    """Whether the self-atari of ``c`` at ``p`` (a legal move leaving its string one liberty, and
+    capturing nothing) is a nakade: the string it makes, of 2 to 5 stones (written to ``pts``), lies
+    inside the opponent's stones with its liberty, and its capture leaves an eye space of one eye:
+    any 2 or 3 points, the square or the pyramid of 4, the bulky five or the cross of 5 (the dead
+    shapes; Pachi's ``nakade_making_dead_shape``). Without it a playout never kills by nakade and
+    calls a group in such a shape alive (docs/benchmarks.md, "Where lost games turn")."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    for q in (p - w, p - 1, p + 1, p + w):
+        if b.color[q] == opp and in_atari(b, b.root[q]):
+            return False
+    gen = _next_mark(b)
+    pts[0] = p
+    b.mark[p] = gen
+    n = 1
+    for q in (p - w, p - 1, p + 1, p + w):
+        if b.color[q] == c and b.mark[q] != gen:
+            s = b.root[q]
+            r = s
+            while True:
+                if n == 5:
+                    return False
+                pts[n] = s
+                b.mark[s] = gen
+                n += 1
+                s = b.next_stone[s]
+                if s == r:
+                    break
+    if n < 2:
+        return False
+    lib = -1
+    edges = 0
+    top = 0
+    for i in range(n):
+        s = pts[i]
+        degree = 0
+        for q in (s - w, s - 1, s + 1, s + w):
+            v = b.color[q]
+            if b.mark[q] == gen:
+                degree += 1
+            elif v == EMPTY:
+                lib = q
+            elif v != opp and v != BORDER:
+                return False
+        edges += degree
+        top = max(top, degree)
+    edges //= 2
+    for q in (lib - w, lib - 1, lib + 1, lib + w):
+        if b.mark[q] != gen and b.color[q] != opp and b.color[q] != BORDER:
+            return False
+    if n <= 3:
+        return True
+    if n == 4:
+        return top == 3 or edges == 4
+    return top == 4 or edges == 5
+
+
+@hot(inline="always")
+def _touches_other(nbr, shift):
+    """Whether a point whose neighbour counts are ``nbr`` touches a stone that is neither empty,
+    the border nor of the colour counted at ``shift`` (borders count as both colours there)."""
+    return 4 - (nbr & 15) - ((nbr >> shift) & 15) != 0
+
+
+@hot(inline="always")
+def nakade_vital_point(b, last, pts):
+    """The vital point of the eye space next to the last move ``last``, or NO_POINT: the empty area
+    its one or two empty neighbours open onto (one area: two must touch diagonally), 3 to 5
+    points enclosed by the last mover's stones and the edge, of a shape that one stone at its
+    vital point kills (Pachi's ``nakade_point``): any 3 points (the middle), the pyramid of 4 or the
+    bulky five (the point touching three others), the cross (its centre). The area goes to
+    ``pts``."""
+    w = b.scalars[WIDTH]
+    owner = b.color[last]
+    shift = 4 * owner
+    if not 0 < (b.nbr[last] & 15) <= 2:
+        return NO_POINT
+    empty = NO_POINT
+    for q in (last - w, last - 1, last + 1, last + w):
+        if b.color[q] == EMPTY:
+            if empty == NO_POINT:
+                empty = q
+            elif abs(q - empty) != w - 1 and abs(q - empty) != w + 1:
+                return NO_POINT
+    if _touches_other(b.nbr[empty], shift):
+        return NO_POINT
+    gen = _next_mark(b)
+    pts[0] = empty
+    b.mark[empty] = gen
+    n = 1
+    i = 0
+    while i < n:
+        s = pts[i]
+        i += 1
+        for q in (s - w, s - 1, s + 1, s + w):
+            if b.color[q] == EMPTY and b.mark[q] != gen:
+                if n == 5 or _touches_other(b.nbr[q], shift):
+                    return NO_POINT
+                b.mark[q] = gen
+                pts[n] = q
+                n += 1
+    if n < 3:
+        return NO_POINT
+    best = NO_POINT
+    top = -1
+    edges = 0
+    for i in range(n):
+        s = pts[i]
+        degree = 0
+        for q in (s - w, s - 1, s + 1, s + w):
+            degree += b.color[q] == EMPTY and b.mark[q] == gen
+        edges += degree
+        if degree > top:
+            top = degree
+            best = s
+    edges //= 2
+    if n == 3 or (n == 4 and top == 3) or (n == 5 and (top == 4 or edges == 5)):
+        return best
+    return NO_POINT
 
 
 @hot(inline="always")

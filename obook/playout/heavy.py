@@ -14,6 +14,17 @@ In order, the first rule that yields a candidate chooses the move (uniformly amo
 5. random: uniform among legal non-eye moves, refusing self-ataris of more than one stone (a single
    stone may be a throw-in or a nakade, so it is allowed).
 
+``heavy-moggy`` adds three rules of Pachi's moggy playout policy, each missing from ``heavy`` in
+games obook lost (docs/benchmarks.md, "Ko, nakade and false eyes in the playouts"):
+
+0. ko: within three moves of a ko capture whose ban has ended, 40% of the time play at the ko point
+   (the taker connects, the other side takes back), unless that is a bad self-atari; without it
+   rule 4 always takes back and nobody ever connects;
+2b. nakade: after rule 2, 80% of the time, play the vital point of a 3 to 5 point eye space the
+   last move closed (``nakade_vital_point``);
+5. the random rule also plays a self-atari of a group that is a nakade (``nakade_self_atari``),
+   and rules 3 and 5 fill false eyes (only true eyes, ``is_true_eye``, are refused).
+
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
 8 orientations and with either colour to move (shapes are good moves for both sides).
@@ -31,6 +42,7 @@ from obook.go.board import (
     EMPTY,
     KO_POINT,
     LAST_MOVE,
+    MOVE_NUMBER,
     N_EMPTY,
     NO_POINT,
     PASS,
@@ -42,11 +54,14 @@ from obook.go.board import (
     in_atari,
     is_eye,
     is_legal,
+    is_true_eye,
 )
 from obook.go.tactics import (
     N_PATTERNS,
     liberties_after,
     liberties_after_extending,
+    nakade_self_atari,
+    nakade_vital_point,
     pattern_code,
     string_liberties,
     touches_own,
@@ -119,6 +134,14 @@ PATTERN_TABLE = build_pattern_table()
 @hot(inline="always")
 def _playable(b, p, c):
     return b.color[p] == EMPTY and is_legal(b, p, c) and not is_eye(b, p, c)
+
+
+@hot(inline="always")
+def _playable_eyes(b, p, c, true_eyes):
+    """``_playable``, or with ``true_eyes`` refusing only true eyes (``is_true_eye``)."""
+    if true_eyes:
+        return b.color[p] == EMPTY and is_legal(b, p, c) and not is_true_eye(b, p, c)
+    return _playable(b, p, c)
 
 
 @hot(inline="always")
@@ -247,11 +270,11 @@ def _low_liberty_moves(b, last, c, out, libs):
 
 
 @hot(inline="always")
-def _pattern_moves(b, last, c, out):
+def _pattern_moves(b, last, c, out, true_eyes):
     w = b.scalars[WIDTH]
     n = 0
     for p in (last - w - 1, last - w, last - w + 1, last - 1, last + 1, last + w - 1, last + w, last + w + 1):
-        if b.color[p] == EMPTY and PATTERN_TABLE[pattern_code(b, p)] and _playable(b, p, c):
+        if b.color[p] == EMPTY and PATTERN_TABLE[pattern_code(b, p)] and _playable_eyes(b, p, c, true_eyes):
             if liberties_after(b, p, c) >= 2:
                 out[n] = p
                 n += 1
@@ -272,7 +295,7 @@ def _capture_anywhere(b, c, out):
 
 
 @hot(inline="always")
-def _random_move(b, c, rng):
+def _random_move(b, c, rng, out, moggy):
     """Uniform among legal non-eye moves that are not self-ataris of two stones or more."""
     k = b.scalars[N_EMPTY]
     empties = b.empties
@@ -280,12 +303,14 @@ def _random_move(b, c, rng):
     while k > 0:
         i = rand_below(rng, k)
         p = empties[i]
-        if _playable(b, p, c):
+        if _playable_eyes(b, p, c, moggy):
             libs = liberties_after(b, p, c)
             if libs >= 2:
                 return p
-            # A self-atari: fine for a lone stone (throw-in, nakade), not for a group.
+            # A self-atari: fine for a lone stone (throw-in, nakade), not for a group unless a nakade.
             if not touches_own(b, p, c):
+                return p
+            if moggy and nakade_self_atari(b, p, c, out):
                 return p
         k -= 1
         last = empties[k]
@@ -297,11 +322,47 @@ def _random_move(b, c, rng):
 
 
 @hot(inline="always")
-def heavy_move(b, rng, out, ladders):
+def _good_self_atari(b, p, c, out):
+    """Not a self-atari of a group, or a nakade (``nakade_self_atari``)."""
+    return liberties_after(b, p, c) >= 2 or not touches_own(b, p, c) or nakade_self_atari(b, p, c, out)
+
+
+@hot(inline="always")
+def _ko_move(b, c, rng, out):
+    """Pachi's ko-fight rule (``korate`` 40, ``koage`` 3): within two moves after the move that
+    followed a ko capture (the ban's), 40% of the time the side to move plays at the ko point: the
+    taker connects, the other side takes back. Without it a playout always takes back (rule 4,
+    any capture) and never connects, and misjudges every ko. The ko point and the move number of
+    the ban are kept in the scratch's last five and fourth-last cells (the board does not keep
+    them: a store in ``play`` cost the other policies 2-3%), noted when a side to move finds
+    itself banned; a note left by an earlier playout can only name a point that is empty and
+    legal now, where a move is harmless."""
+    end = out.shape[0]
+    ko = b.scalars[KO_POINT]
+    if ko != NO_POINT:
+        out[end - 5] = ko
+        out[end - 4] = b.scalars[MOVE_NUMBER]
+        return PASS
+    k = out[end - 5]
+    age = b.scalars[MOVE_NUMBER] - out[end - 4]
+    if k == NO_POINT or age <= 0 or age >= 3 or b.color[k] != EMPTY or rand_below(rng, 100) >= 40:
+        return PASS
+    if is_legal(b, k, c) and _good_self_atari(b, k, c, out):
+        return k
+    return PASS
+
+
+@hot(inline="always")
+def heavy_move(b, rng, out, ladders, moggy):
     """The ``heavy`` policy's move for the side to move (see the module docstring); ``ladders``: the
-    ``heavy-ladder`` variant (rule 1 reads first-line ladders)."""
+    ``heavy-ladder`` variant (rule 1 reads first-line ladders); ``moggy``: the ``heavy-moggy``
+    variant (three rules of Pachi's moggy: ko fights, nakade, false eyes)."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
+    if moggy:
+        p = _ko_move(b, c, rng, out)
+        if p != PASS:
+            return p
     if last != PASS and last != NO_POINT and b.color[last] != EMPTY:
         n = _save_atari_moves(b, last, c, out, ladders)
         if b.color[last] == 3 - c and in_atari(b, b.root[last]):
@@ -313,19 +374,23 @@ def heavy_move(b, rng, out, ladders):
         n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
         if n > 0:
             return out[rand_below(rng, n)]
-        n = _pattern_moves(b, last, c, out)
+        if moggy:
+            p = nakade_vital_point(b, last, out)
+            if p != NO_POINT and is_legal(b, p, c) and rand_below(rng, 100) < 80:
+                return p
+        n = _pattern_moves(b, last, c, out, moggy)
         if n > 0:
             return out[rand_below(rng, n)]
     n = _capture_anywhere(b, c, out)
     if n > 0:
         return out[rand_below(rng, n)]
-    p = _random_move(b, c, rng)
+    p = _random_move(b, c, rng, out, moggy)
     if p == PASS:
         # Only self-ataris of groups are left: play them rather than pass with moves on the board.
         k = b.scalars[N_EMPTY]
         for i in range(k):
             q = b.empties[i]
-            if _playable(b, q, c):
+            if _playable_eyes(b, q, c, moggy):
                 return q
     return p
 

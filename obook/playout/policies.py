@@ -14,6 +14,9 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
 - ``HEAVY``: MoGo-style local answers (save-atari, 3x3 shapes, captures, no big self-atari); see
   ``heavy.py``. ``HEAVY_LADDER`` (``heavy-ladder``): the same, except that a string in atari is not
   extended along the first line into a ladder that captures it (Pachi's default border-ladder check).
+  ``HEAVY_MOGGY`` (``heavy-moggy``, the search's default): ``heavy`` plus three rules of Pachi's moggy
+  (ko fights, nakade, false eyes; see ``heavy.py``). Its moves may fill a false eye of their own
+  (``is_true_eye``), so the contract's "own eyes" are true eyes for it.
 """
 
 from __future__ import annotations
@@ -44,7 +47,9 @@ LIGHT = 0
 ATARI50 = 1
 HEAVY = 2
 HEAVY_LADDER = 3
-POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY, "heavy-ladder": HEAVY_LADDER}
+HEAVY_MOGGY = 4
+POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY, "heavy-ladder": HEAVY_LADDER,
+                "heavy-moggy": HEAVY_MOGGY}
 
 
 def policy_code(name: str) -> int:
@@ -108,8 +113,8 @@ def select_move(b, policy, rng, scratch):
                 return scratch[rand_below(rng, n1)]
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
-    if policy == HEAVY or policy == HEAVY_LADDER:
-        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER)
+    if policy == HEAVY or policy == HEAVY_LADDER or policy == HEAVY_MOGGY:
+        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER, policy == HEAVY_MOGGY)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 

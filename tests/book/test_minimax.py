@@ -485,7 +485,7 @@ def test_a_reach_books_opponent_model_averages_its_population(store, compiled_en
                         opponents=" playouts=20 ; playouts=60,policy=light ;")
     assert book.opponents == "playouts=20;playouts=60,policy=light"
     first, second = opponent_configs(book)
-    assert (first.playouts, first.policy, second.playouts, second.policy) == (20, "heavy", 60, "light")
+    assert (first.playouts, first.policy, second.playouts, second.policy) == (20, "heavy-moggy", 60, "light")
     assert first.rave_k == second.rave_k == 3000 and first.seconds == 0  # the book's search otherwise
     expander = expand(store, book, 2)
     assert [p.config for p in expander.play_players] == [first, second]
@@ -706,7 +706,9 @@ def test_a_warm_book_player_leaves_the_book_with_the_tree_of_its_last_book_move(
     from obook.search.config import SearchConfig
     from obook.search.players import make_player
 
-    book = minimax_book(store, name="warm", expansion="reach", play_playouts=30)
+    # The book's policy named: with it these five expansions follow the main line four moves deep,
+    # as this test and the next expect (with heavy-moggy the fifth searches the first move's node again).
+    book = minimax_book(store, name="warm", search=SMALL + ",policy=heavy", expansion="reach", play_playouts=30)
     expand(store, book, 5)
     assert lookup(store, book, "").usage is not None
     reused, reply = {}, None
@@ -735,7 +737,7 @@ def test_gtp_analysis_in_a_book_position_shows_the_book_moves_values(store, comp
     from obook.search.config import SearchConfig
     from obook.search.players import make_player
 
-    book = minimax_book(store, name="analysed", expansion="reach", play_playouts=30)
+    book = minimax_book(store, name="analysed", search=SMALL + ",policy=heavy", expansion="reach", play_playouts=30)
     expand(store, book, 5)
     found = lookup(store, book, "")
     assert found.usage is not None, "the root has a book move"

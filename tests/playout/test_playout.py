@@ -1,6 +1,7 @@
 """Playout policies: the distributions they promise, reproducibility, and sane random games."""
 
 import numpy as np
+import pytest
 from scipy.stats import chisquare
 
 from obook.go import board as rules
@@ -8,11 +9,13 @@ from obook.playout.policies import (
     ATARI50,
     HEAVY,
     HEAVY_LADDER,
+    HEAVY_MOGGY,
     LIGHT,
     new_scratch,
     playout_batch,
     select_move,
 )
+from obook.go.tactics import nakade_self_atari, nakade_vital_point
 from obook.playout.heavy import _low_liberty_moves
 from obook.go.position import Position
 from obook.rng import make_rng
@@ -327,3 +330,93 @@ def test_heavy_playouts_never_play_a_self_atari_of_a_group():
     assert rules.is_legal(position.board, self_atari, position.to_move)
     counts = move_counts(position, HEAVY, 3000, seed=9)
     assert self_atari not in counts and len(counts) > 10
+
+
+def test_nakade_self_atari_is_a_dead_shape_inside_and_not_a_self_atari_in_the_open():
+    # Game 12 of docs/where-lost/tree-eyes/seconds-0.25, move 67: Black's H9 took the ko at J9,
+    # and Black J9 makes H9-J9-J8 a bent three inside White's corner, liberty J7: a nakade, a
+    # self-atari of three stones that ``heavy`` never plays.
+    corner = Position.from_ascii(
+        """
+        . . . . . . O X .
+        . . . . . . O O X
+        . . . . . . O O .
+        . . . . . . O O O
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        """
+    )
+    pts = np.zeros(corner.board.color.shape[0], np.int32)
+    assert nakade_self_atari(corner.board, corner.point("J9"), rules.BLACK, pts)
+    assert {corner.vertex(p) for p in pts[:3]} == {"H9", "J9", "J8"}
+    # Black C2 makes C3-C2 a string whose one liberty C4 opens onto empty points: no nakade.
+    open_board = Position.from_ascii(
+        """
+        . . . . .
+        . . . . .
+        . O X O .
+        . O . O .
+        . . O . .
+        """
+    )
+    assert not nakade_self_atari(open_board.board, open_board.point("C2"), rules.BLACK, pts)
+
+
+
+CORNER_ROWS = "\n".join([". . . . . . . . ."] * 6)
+
+
+@pytest.mark.parametrize("rows, last, vital", [
+    # White F9 closes G9-H9-J9: a three, killed at its middle; E9 opens onto the open board.
+    ([". . . . O . . . .", ". . . . . O O O O", ". . . . . . . . ."], "F9", "H9"),
+    ([". . . . . O . . .", ". . . . . O O O O", ". . . . . . . . ."], "E9", None),
+    # The straight four F9-J9 lives: no vital point.
+    ([". . . O . . . . .", ". . . . O O O O O", ". . . . . . . . ."], "E9", None),
+    # White G8 closes the pyramid G9-H9-J9-H8 and the bulky five G9-H9-J9-H8-J8: H9 kills both.
+    ([". . . . . O . . .", ". . . . . O . . O", ". . . . . . O O O"], "G8", "H9"),
+    ([". . . . . O . . .", ". . . . . O . . .", ". . . . . . O O O"], "G8", "H9"),
+])
+def test_nakade_vital_point_kills_dead_shapes_and_leaves_live_ones(rows, last, vital):
+    position = after_last_move("\n".join(rows) + "\n" + CORNER_ROWS, "W", last)
+    pts = np.zeros(position.board.color.shape[0], np.int32)
+    p = nakade_vital_point(position.board, position.point(last), pts)
+    assert (None if p == rules.NO_POINT else position.vertex(p)) == vital
+
+
+def test_heavy_moggy_connects_a_ko_after_the_threat():
+    # Black C2 takes the ko (White B2); White, banned, plays elsewhere (its policy notes the ko);
+    # then heavy-moggy connects at B2 about 40% of the time, heavy only when its random rule
+    # happens to choose B2.
+    position = Position.from_ascii(
+        """
+        . . . . .
+        . . . . .
+        . X O . .
+        X O . O .
+        . X O . .
+        """,
+        to_move="B",
+    )
+    position.play(position.point("C2"))
+    ko = position.point("B2")
+    assert position.board.scalars[rules.KO_POINT] == ko
+
+    def connects(policy: int) -> float:
+        rng = make_rng(5)
+        scratch = new_scratch(position.board)
+        banned = position.copy()
+        work = rules.new_board(banned.size)
+        rules.copy_board(work, banned.board)
+        select_move(work, policy, rng, scratch)  # White to move under the ban
+        banned.play(banned.point("E5"))
+        hits = 0
+        for _ in range(2000):
+            rules.copy_board(work, banned.board)
+            hits += int(select_move(work, policy, rng, scratch)) == ko
+        return hits / 2000
+
+    assert 0.35 < connects(HEAVY_MOGGY) < 0.6
+    assert connects(HEAVY) < 0.2
