@@ -106,7 +106,7 @@ def nakade_self_atari(b, p, c, pts):
     inside the opponent's stones with its liberty, and its capture leaves an eye space of one eye:
     any 2 or 3 points, the square or the pyramid of 4, the bulky five or the cross of 5 (the dead
     shapes; Pachi's ``nakade_making_dead_shape``). Without it a playout never kills by nakade and
-    calls a group in such a shape alive (docs/benchmarks.md, "Where lost games turn")."""
+    calls a group in such a shape alive (docs/benchmarks.md, "Ko, nakade and false eyes in the playouts")."""
     w = b.scalars[WIDTH]
     opp = 3 - c
     for q in (p - w, p - 1, p + 1, p + w):

@@ -86,7 +86,7 @@ def test_verify_and_repair_while_a_build_expands_a_minimax_book(store_url, compi
     from tests.book.test_build_faults import MINIMAX_BUILD
     from tests.book.test_kill_points import expansion_counts
 
-    target = 40
+    target = 80  # tiny searches: a longer build leaves the verifies time to race it (40 gave 2 on a fast day)
     build = subprocess.Popen([sys.executable, "-m", "obook.cli", "build", "--db", store_url, "--book", "mlive",
                               "--games", str(target), "--workers", "2", "--quiet", *MINIMAX_BUILD],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
