@@ -113,8 +113,13 @@ def select_move(b, policy, rng, scratch):
                 return scratch[rand_below(rng, n1)]
             return p
         return _uniform_valid_move(b, c, rng, np.int32(-1))
-    if policy == HEAVY or policy == HEAVY_LADDER or policy == HEAVY_MOGGY:
-        return heavy_move(b, rng, scratch, policy == HEAVY_LADDER, policy == HEAVY_MOGGY)
+    # One call per variant, its flags constants: each inlined copy compiles without the others' rules.
+    if policy == HEAVY:
+        return heavy_move(b, rng, scratch, False, False)
+    if policy == HEAVY_MOGGY:
+        return heavy_move(b, rng, scratch, False, True)
+    if policy == HEAVY_LADDER:
+        return heavy_move(b, rng, scratch, True, False)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 
