@@ -8,7 +8,11 @@ fixed budget (obook ``playouts=N``, Pachi ``-t =N``; Pachi's least is 500). With
 budget Pachi stops a move early (on a quiet machine it spends about 0.1 s a move at 0.25 s and at
 1 s alike), so equal budgets are not equal spending: ``--pachi-playouts N`` keeps
 obook on ``--seconds`` and gives Pachi ``-t =N`` instead (N what Pachi searches in that time; the
-report's seconds a move show both sides' spending). Colours alternate;
+report's seconds a move show both sides' spending); ``--pachi-playouts auto`` finds that N at the start of
+the run: ``--parallel`` Pachi processes at once each play ``CALIBRATION_PLIES`` moves of self-play at
+``-t =CALIBRATION_PLAYOUTS``, and N is that count scaled by ``--seconds`` over their mean seconds a move
+(a fixed N is equal time only on the day it was measured: 16,000 playouts took 1.06 s a move on
+2026-11-29 and 0.76 s on 2026-12-05). A resumed run keeps the N its first games were played with. Colours alternate;
 9x9, komi 7.5, Chinese (area) rules. ``obook match``'s referee checks every move and counts
 finished games by area after a clean-up phase; GNU Go's ``--score aftermath`` counts the saved SGF
 again as a third party (``gnugo_result``; ``--no-gnugo`` skips it), and the report says how often
@@ -28,10 +32,14 @@ import dataclasses
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+from obook.gtp.client import GTPClient, GTPError
 from obook.gtp.match import EngineSpec, MatchError, MatchSettings, parse_engine, run_match
 from obook.stats import game_points, wilson_interval
 
@@ -41,6 +49,8 @@ DEFAULT_OUT = Path("docs/pachi-results/pachi.jsonl")
 GNUGO = os.environ.get("OBOOK_GNUGO", "/usr/games/gnugo")  # as the tests
 SIZE, KOMI = 9, 7.5
 PACHI_MIN_PLAYOUTS = 500  # GJ_MINGAMES in Pachi's ownermap.h: -t =N refuses less
+CALIBRATION_PLAYOUTS = 10000  # Pachi's playouts a move while its speed is measured
+CALIBRATION_PLIES = 40  # moves of self-play a calibrating process plays (a match game lasts about 53)
 
 
 def pachi_engine(pachi: Path, seconds: float | None, playouts: int | None, options: str = "") -> EngineSpec:
@@ -50,6 +60,44 @@ def pachi_engine(pachi: Path, seconds: float | None, playouts: int | None, optio
         raise MatchError(f"--playouts {playouts}: Pachi plays at least {PACHI_MIN_PLAYOUTS} playouts a move")
     budget = f"={playouts}" if playouts is not None else f"{seconds:g}"
     return parse_engine(f"gtp:{pachi} --rules chinese -t {budget} " + ",".join(filter(None, ["threads=1", options])))
+
+
+def calibrate_pachi(pachi: Path, seconds: float, processes: int, options: str = "") -> tuple[int, float]:
+    """Pachi's playouts in ``seconds`` on this machine now, with ``processes`` of them searching at
+    once as in the match: each plays ``CALIBRATION_PLIES`` moves of self-play from the empty board at
+    ``-t =CALIBRATION_PLAYOUTS``. Returns the count (rounded to hundreds) and the mean seconds a move
+    measured."""
+    argv = pachi_engine(pachi, None, CALIBRATION_PLAYOUTS, options).argv_for(0)
+    times: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def self_play() -> None:
+        try:
+            with GTPClient(argv) as client:
+                for command in ("boardsize 9", "clear_board", f"komi {KOMI:g}"):
+                    client.send(command)
+                for ply in range(CALIBRATION_PLIES):
+                    began = time.perf_counter()
+                    move = client.send(f"genmove {'bw'[ply % 2]}").strip().lower()
+                    spent = time.perf_counter() - began
+                    with lock:
+                        times.append(spent)
+                    if move == "resign":
+                        break
+        except GTPError as exc:
+            with lock:
+                failures.append(str(exc))
+
+    threads = [threading.Thread(target=self_play) for _ in range(max(1, processes))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures or not times:
+        raise MatchError(f"calibrating Pachi failed: {failures[0] if failures else 'no move timed'}")
+    per_move = statistics.fmean(times)
+    return max(PACHI_MIN_PLAYOUTS, int(round(CALIBRATION_PLAYOUTS * seconds / per_move, -2))), per_move
 
 
 def obook_engine(config: str, seconds: float | None, playouts: int | None) -> EngineSpec:
@@ -77,12 +125,23 @@ def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def budget_key(seconds: float | None, playouts: int | None, pachi_playouts: int | None = None) -> str:
-    """The budget a row is recorded under: ``P600``, ``0.25s``, or ``1s-pachiP16000`` (obook by time,
-    Pachi by playouts)."""
+def budget_key(seconds: float | None, playouts: int | None, pachi_playouts: int | str | None = None) -> str:
+    """The budget a row is recorded under: ``P600``, ``0.25s``, ``1s-pachiP16000`` (obook by time,
+    Pachi by playouts) or ``1s-pachiPauto`` (Pachi's count calibrated at the start of the run, in
+    each row's ``pachi_playouts``)."""
     if playouts is not None:
         return f"P{playouts}"
     return f"{seconds:g}s" + (f"-pachiP{pachi_playouts}" if pachi_playouts is not None else "")
+
+
+def pachi_count(text: str | None) -> int | str | None:
+    """``--pachi-playouts``: a playout count, or ``auto``."""
+    if text is None or text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--pachi-playouts {text!r}: give a playout count or 'auto'") from None
 
 
 def play(args: argparse.Namespace) -> None:
@@ -91,11 +150,22 @@ def play(args: argparse.Namespace) -> None:
         raise MatchError(f"no Pachi binary at {pachi}: build it with scripts/build_pachi.sh")
     budget = budget_key(args.seconds, args.playouts, args.pachi_playouts)
     budget = budget if args.size == SIZE else f"{budget}-{args.size}x{args.size}"
-    done = sum(1 for r in load(args.out) if (r["budget"], r["config"], r["run"]) == (budget, args.config, args.run))
+    recorded = [r for r in load(args.out) if (r["budget"], r["config"], r["run"]) == (budget, args.config, args.run)]
+    done = len(recorded)
     if done >= args.games:
         return
     a = obook_engine(args.config, args.seconds, args.playouts)
     pachi_playouts = args.playouts if args.pachi_playouts is None else args.pachi_playouts
+    calibration = None
+    if pachi_playouts == "auto":
+        if recorded:
+            pachi_playouts, calibration = recorded[0]["pachi_playouts"], recorded[0]["pachi_calibration"]
+        else:
+            pachi_playouts, per_move = calibrate_pachi(pachi, args.seconds, args.parallel, args.pachi_options)
+            calibration = {"playouts": CALIBRATION_PLAYOUTS, "seconds_per_move": round(per_move, 4),
+                           "processes": args.parallel, "plies": CALIBRATION_PLIES}
+        print(f"Pachi calibrated: {pachi_playouts} playouts a move for {args.seconds:g} s ({calibration})",
+              file=sys.stderr, flush=True)
     b = pachi_engine(pachi, args.seconds, pachi_playouts, args.pachi_options)
     sgf_dir = args.out.with_suffix("") / f"{args.run}-{budget}" / f"from-{done:04d}"
     # No GTP time settings: Pachi's -t overrides them, and it refuses a fractional time_settings.
@@ -114,7 +184,7 @@ def play(args: argparse.Namespace) -> None:
                "gnugo_result": check, "moves_played": game.moves, "engine_seconds": game.seconds,
                "engine_moves": game.engine_moves, "detail": game.detail, "sgf": game.sgf,
                "load_average": load_average, "obook": a.argv[-1] if a.config else a.label, "obook_config": engine,
-               "pachi": b.label[4:]}
+               "pachi": b.label[4:], "pachi_playouts": pachi_playouts, "pachi_calibration": calibration}
         args.out.parent.mkdir(parents=True, exist_ok=True)
         with args.out.open("a") as handle:
             handle.write(json.dumps(row) + "\n")
@@ -152,6 +222,7 @@ def report(rows: list[dict]) -> list[dict]:
             "seconds_per_move": {"obook": per_move("A"), "pachi": per_move("B")},
             "endings": {r: sum(g["reason"] == r for g in games) for r in sorted({g["reason"] for g in games})},
             "gnugo_checked": len(checked), "gnugo_disagrees": disagree,
+            "pachi_playouts": sorted({g["pachi_playouts"] for g in games if g.get("pachi_playouts") is not None}),
         })
     return table
 
@@ -161,8 +232,9 @@ def main() -> int:
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--seconds", type=float, default=0.25, help="seconds a move for both (default 0.25)")
     budget.add_argument("--playouts", type=int, default=None, help="fixed playouts a move for both instead")
-    parser.add_argument("--pachi-playouts", type=int, default=None,
-                        help="with --seconds: Pachi plays N playouts a move (-t =N) instead of its early-stopping clock")
+    parser.add_argument("--pachi-playouts", type=pachi_count, default=None,
+                        help="with --seconds: Pachi plays N playouts a move (-t =N) instead of its early-stopping "
+                             "clock; 'auto': N calibrated to --seconds at the start of the run")
     parser.add_argument("--games", type=int, default=100, help="games of this run and budget, in all")
     parser.add_argument("--parallel", type=int, default=1, help="games at once (each side uses one core)")
     parser.add_argument("--config", default="", help="obook search options besides the defaults and the budget")

@@ -24,6 +24,21 @@ from obook.search.result import MoveStats, SearchResult, score_moments
 from obook.search.tree import N_NODES, NO_NODE, ROOT, compact_subtree, new_tree, reset_tree
 
 
+# A timed search stops rather than run fewer simulations than this in its last chunk.
+MIN_FINAL_CHUNK = 8
+RESULT_RESERVE_CAP = 0.05  # seconds: one slow result (a first call, a page fault) does not eat the next move
+
+
+def _simulations_until(remaining: float, done: int, elapsed: float) -> int:
+    """How many simulations fit in ``remaining`` seconds at this search's rate so far, so that a
+    timed search ends on its deadline instead of overrunning it by part of a chunk."""
+    if remaining <= 0.0:
+        return 0
+    if elapsed <= 0.0:
+        return done
+    return int(done * remaining / elapsed)
+
+
 class MCTSPlayer(Player):
     """UCT with RAVE over one tree, reused between the moves of a game."""
 
@@ -39,6 +54,7 @@ class MCTSPlayer(Player):
         self._root_setup = None
         self._dynamic_komi: dict[int, DynamicKomi] = {}  # per colour (dynamic_komi=on)
         self._extra_komi = 0.0  # the extra komi the last search gave, for the player to move
+        self._result_seconds = 0.0  # what reading the last search's result took: kept off the next deadline
 
     def new_game(self) -> None:
         reset_tree(self.tree)
@@ -99,6 +115,7 @@ class MCTSPlayer(Player):
         considered). The restriction stays in the tree: call ``new_game`` before a search without
         it. ``root_priors``: {point: (virtual visits, value for the player to move)} added to the
         root's children (a book's values as prior knowledge: its soft mode)."""
+        called = time.perf_counter()
         budget = self.budget(seconds, playouts)
         self._prepare_root(position)
         self._extra_komi = self._next_extra_komi(position) if self.config.dynamic_komi else 0.0
@@ -116,12 +133,18 @@ class MCTSPlayer(Player):
             if root_priors:
                 self._add_root_priors(root_priors)
         start = time.perf_counter()
+        # The move's seconds count from the call, less what reading the result took last time.
+        deadline = None if budget.seconds is None else called + budget.seconds - self._result_seconds
         last_report = start
         done = 0
         chunk = 64
         while done < budget.playouts:
             step = min(chunk, budget.playouts - done)
             t0 = time.perf_counter()
+            if deadline is not None and done:
+                step = min(step, _simulations_until(deadline - t0, done, t0 - start))
+                if step < MIN_FINAL_CHUNK:
+                    break
             run_simulations(self.tree, position.board, work, params, self.rng, sc, step)
             done += step
             now = time.perf_counter()
@@ -130,14 +153,17 @@ class MCTSPlayer(Player):
                 chunk = min(chunk * 2, 1 << 16)
             elif spent > 0.08 and chunk > 16:
                 chunk //= 2
-            if budget.seconds is not None and now - start >= budget.seconds:
+            if deadline is not None and now >= deadline:
                 break
             if on_progress is not None and now - last_report >= progress_interval:
                 on_progress(self.result(position, done, now - start))
                 last_report = now
             if cancelled(cancel):
                 break
-        return self.result(position, done, time.perf_counter() - start)
+        finish = time.perf_counter()
+        result = self.result(position, done, finish - start)
+        self._result_seconds = min(time.perf_counter() - finish, RESULT_RESERVE_CAP)
+        return result
 
     def _next_extra_komi(self, position: Position) -> float:
         """The extra komi of this search (``obook/search/dynkomi.py``), from the player's win rate at

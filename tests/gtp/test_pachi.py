@@ -18,7 +18,8 @@ from obook.gtp.match import MatchError
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from pachi_match import budget_key, gnugo_count, pachi_engine  # noqa: E402
+import pachi_match  # noqa: E402
+from pachi_match import budget_key, calibrate_pachi, gnugo_count, pachi_count, pachi_engine  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +44,25 @@ def test_pachi_runs_on_one_thread_with_a_forced_budget(tmp_path):
 def test_each_budget_is_recorded_under_its_own_key():
     assert budget_key(0.25, None) == "0.25s" and budget_key(None, 600) == "P600"
     assert budget_key(1.0, None, 16000) == "1s-pachiP16000"
+    assert budget_key(1.0, None, pachi_count("auto")) == "1s-pachiPauto"
+
+
+def test_pachi_playouts_are_a_count_or_auto():
+    import argparse
+
+    assert pachi_count("21000") == 21000 and pachi_count("auto") == "auto"
+    with pytest.raises(argparse.ArgumentTypeError, match="'fast'"):
+        pachi_count("fast")
+
+
+def test_pachis_count_is_calibrated_to_the_seconds_on_this_machine(pachi_path, monkeypatch):
+    monkeypatch.setattr(pachi_match, "CALIBRATION_PLAYOUTS", 1000)
+    monkeypatch.setattr(pachi_match, "CALIBRATION_PLIES", 4)
+    short, per_move = calibrate_pachi(Path(pachi_path), 0.05, 1)
+    long, _ = calibrate_pachi(Path(pachi_path), 5.0, 1)
+    # 1,000 playouts took per_move seconds: 0.05 s holds proportionally fewer, 5 s a hundred times more
+    assert per_move > 0 and short == max(500, round(1000 * 0.05 / per_move, -2))
+    assert long > 10 * short and long % 100 == 0
 
 
 def test_one_short_game_against_pachi_is_played_out_and_counted(pachi_path, gnugo_path, tmp_path):

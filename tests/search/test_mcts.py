@@ -10,7 +10,7 @@ from obook.go.board import BLACK, PASS, is_eye, is_true_eye
 from obook.go.position import Position
 from obook.search.config import SearchConfig
 from obook.search.kernel import _credit_amaf
-from obook.search.mcts import MCTSPlayer
+from obook.search.mcts import MCTSPlayer, _simulations_until
 from obook.search.selection import child_value, select_child
 from obook.search.tree import NO_NODE, ROOT, new_tree
 from obook.search.players import make_player
@@ -228,6 +228,14 @@ def test_tree_is_reused_after_the_moves_of_a_game():
     player.new_game()
     player._prepare_root(position)
     assert player.tree.visits[int(player.tree.meta[ROOT])] == 0
+
+
+def test_a_timed_search_sizes_its_last_chunk_to_the_time_left():
+    # 8,000 simulations in 0.2 s: 0.05 s more holds 2,000, none once the deadline has passed.
+    assert _simulations_until(0.05, 8000, 0.2) == 2000
+    assert _simulations_until(0.0, 8000, 0.2) == 0
+    assert _simulations_until(-0.01, 8000, 0.2) == 0
+    assert _simulations_until(0.05, 64, 0.0) == 64
 
 
 def test_search_config_rejects_bad_options():
