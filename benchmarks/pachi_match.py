@@ -9,8 +9,8 @@ budget Pachi stops a move early (on a quiet machine it spends about 0.1 s a move
 1 s alike), so equal budgets are not equal spending: ``--pachi-playouts N`` keeps
 obook on ``--seconds`` and gives Pachi ``-t =N`` instead (N what Pachi searches in that time; the
 report's seconds a move show both sides' spending); ``--pachi-playouts auto`` finds that N at the start of
-the run: ``--parallel`` Pachi processes at once each play ``CALIBRATION_PLIES`` moves of self-play at
-``-t =CALIBRATION_PLAYOUTS``, and N is that count scaled by ``--seconds`` over their mean seconds a move
+the run: ``CALIBRATION_GAMES`` games against obook (not recorded) with Pachi at ``-t =CALIBRATION_PLAYOUTS``,
+and N is that count scaled by ``--seconds`` over Pachi's mean seconds a move in them
 (a fixed N is equal time only on the day it was measured: 16,000 playouts took 1.06 s a move on
 2026-11-29 and 0.76 s on 2026-12-05). A resumed run keeps the N its first games were played with. Colours alternate;
 9x9, komi 7.5, Chinese (area) rules. ``obook match``'s referee checks every move and counts
@@ -32,14 +32,11 @@ import dataclasses
 import json
 import os
 import re
-import statistics
 import subprocess
 import sys
-import threading
-import time
+import tempfile
 from pathlib import Path
 
-from obook.gtp.client import GTPClient, GTPError
 from obook.gtp.match import EngineSpec, MatchError, MatchSettings, parse_engine, run_match
 from obook.stats import game_points, wilson_interval
 
@@ -49,8 +46,8 @@ DEFAULT_OUT = Path("docs/pachi-results/pachi.jsonl")
 GNUGO = os.environ.get("OBOOK_GNUGO", "/usr/games/gnugo")  # as the tests
 SIZE, KOMI = 9, 7.5
 PACHI_MIN_PLAYOUTS = 500  # GJ_MINGAMES in Pachi's ownermap.h: -t =N refuses less
-CALIBRATION_PLAYOUTS = 10000  # Pachi's playouts a move while its speed is measured
-CALIBRATION_PLIES = 40  # moves of self-play a calibrating process plays (a match game lasts about 53)
+CALIBRATION_PLAYOUTS = 20000  # Pachi's playouts a move while its speed is measured
+CALIBRATION_GAMES = 4  # games against obook that measure it (about 100 of Pachi's moves)
 
 
 def pachi_engine(pachi: Path, seconds: float | None, playouts: int | None, options: str = "") -> EngineSpec:
@@ -62,42 +59,27 @@ def pachi_engine(pachi: Path, seconds: float | None, playouts: int | None, optio
     return parse_engine(f"gtp:{pachi} --rules chinese -t {budget} " + ",".join(filter(None, ["threads=1", options])))
 
 
-def calibrate_pachi(pachi: Path, seconds: float, processes: int, options: str = "") -> tuple[int, float]:
-    """Pachi's playouts in ``seconds`` on this machine now, with ``processes`` of them searching at
-    once as in the match: each plays ``CALIBRATION_PLIES`` moves of self-play from the empty board at
-    ``-t =CALIBRATION_PLAYOUTS``. Returns the count (rounded to hundreds) and the mean seconds a move
-    measured."""
-    argv = pachi_engine(pachi, None, CALIBRATION_PLAYOUTS, options).argv_for(0)
-    times: list[float] = []
-    failures: list[str] = []
-    lock = threading.Lock()
-
-    def self_play() -> None:
-        try:
-            with GTPClient(argv) as client:
-                for command in ("boardsize 9", "clear_board", f"komi {KOMI:g}"):
-                    client.send(command)
-                for ply in range(CALIBRATION_PLIES):
-                    began = time.perf_counter()
-                    move = client.send(f"genmove {'bw'[ply % 2]}").strip().lower()
-                    spent = time.perf_counter() - began
-                    with lock:
-                        times.append(spent)
-                    if move == "resign":
-                        break
-        except GTPError as exc:
-            with lock:
-                failures.append(str(exc))
-
-    threads = [threading.Thread(target=self_play) for _ in range(max(1, processes))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if failures or not times:
-        raise MatchError(f"calibrating Pachi failed: {failures[0] if failures else 'no move timed'}")
-    per_move = statistics.fmean(times)
-    return max(PACHI_MIN_PLAYOUTS, int(round(CALIBRATION_PLAYOUTS * seconds / per_move, -2))), per_move
+def calibrate_pachi(pachi: Path, obook: EngineSpec, seconds: float, parallel: int, options: str = "",
+                    games: int | None = None, start: int | None = None) -> tuple[int, float]:
+    """Pachi's playouts in ``seconds`` a move on this machine now, in the conditions of the match:
+    ``games`` games (``parallel`` at once) against ``obook`` with Pachi at ``-t =start``, then
+    ``start`` scaled by ``seconds`` over Pachi's mean seconds a move. Self-play would not do: Pachi's
+    ``=N`` counts the playouts its tree kept from the last search, and in self-play its tree holds
+    both sides' moves (on 2026-12-05, 10,000 playouts took 0.28 s a move there; 20,000 took 0.86 s in
+    games against obook). Returns
+    the count (rounded to hundreds) and the seconds a move measured."""
+    games = CALIBRATION_GAMES if games is None else games
+    start = CALIBRATION_PLAYOUTS if start is None else start
+    records = []
+    with tempfile.TemporaryDirectory() as scratch:
+        run_match(obook, pachi_engine(pachi, None, start, options),
+                  MatchSettings(games=games, size=SIZE, komi=KOMI, parallel=parallel, sgf_dir=Path(scratch)),
+                  on_game=records.append)
+    moves = sum(record.engine_moves["B"] for record in records)
+    if not moves:
+        raise MatchError("calibrating Pachi failed: it played no move")
+    per_move = sum(record.seconds["B"] for record in records) / moves
+    return max(PACHI_MIN_PLAYOUTS, int(round(start * seconds / per_move, -2))), per_move
 
 
 def obook_engine(config: str, seconds: float | None, playouts: int | None) -> EngineSpec:
@@ -161,9 +143,9 @@ def play(args: argparse.Namespace) -> None:
         if recorded:
             pachi_playouts, calibration = recorded[0]["pachi_playouts"], recorded[0]["pachi_calibration"]
         else:
-            pachi_playouts, per_move = calibrate_pachi(pachi, args.seconds, args.parallel, args.pachi_options)
+            pachi_playouts, per_move = calibrate_pachi(pachi, a, args.seconds, args.parallel, args.pachi_options)
             calibration = {"playouts": CALIBRATION_PLAYOUTS, "seconds_per_move": round(per_move, 4),
-                           "processes": args.parallel, "plies": CALIBRATION_PLIES}
+                           "games": CALIBRATION_GAMES, "parallel": args.parallel}
         print(f"Pachi calibrated: {pachi_playouts} playouts a move for {args.seconds:g} s ({calibration})",
               file=sys.stderr, flush=True)
     b = pachi_engine(pachi, args.seconds, pachi_playouts, args.pachi_options)

@@ -55,14 +55,11 @@ def test_pachi_playouts_are_a_count_or_auto():
         pachi_count("fast")
 
 
-def test_pachis_count_is_calibrated_to_the_seconds_on_this_machine(pachi_path, monkeypatch):
-    monkeypatch.setattr(pachi_match, "CALIBRATION_PLAYOUTS", 1000)
-    monkeypatch.setattr(pachi_match, "CALIBRATION_PLIES", 4)
-    short, per_move = calibrate_pachi(Path(pachi_path), 0.05, 1)
-    long, _ = calibrate_pachi(Path(pachi_path), 5.0, 1)
-    # 1,000 playouts took per_move seconds: 0.05 s holds proportionally fewer, 5 s a hundred times more
-    assert per_move > 0 and short == max(500, round(1000 * 0.05 / per_move, -2))
-    assert long > 10 * short and long % 100 == 0
+def test_pachis_count_is_calibrated_to_the_seconds_in_games_against_obook(pachi_path):
+    obook = pachi_match.obook_engine("playouts=50,resign_threshold=0,seed=3", None, 50)
+    short, per_move = calibrate_pachi(Path(pachi_path), obook, 0.05, 1, "resign_threshold=0", games=1, start=600)
+    # 600 playouts took per_move seconds a move: 0.05 s holds proportionally fewer (at least Pachi's 500)
+    assert per_move > 0 and short == max(500, round(600 * 0.05 / per_move, -2))
 
 
 def test_one_short_game_against_pachi_is_played_out_and_counted(pachi_path, gnugo_path, tmp_path):
