@@ -60,15 +60,13 @@ def pachi_engine(pachi: Path, seconds: float | None, playouts: int | None, optio
 
 
 def calibrate_pachi(pachi: Path, obook: EngineSpec, seconds: float, parallel: int, options: str = "",
-                    games: int | None = None, start: int | None = None) -> tuple[int, float]:
+                    games: int = CALIBRATION_GAMES, start: int = CALIBRATION_PLAYOUTS) -> tuple[int, float]:
     """Pachi's playouts in ``seconds`` a move on this machine now, in the conditions of the match:
     ``games`` games (``parallel`` at once) against ``obook`` with Pachi at ``-t =start``, then
     ``start`` scaled by ``seconds`` over Pachi's mean seconds a move. Self-play would not do: Pachi's
     ``=N`` counts the playouts its tree kept from the last search, and in self-play its tree holds
     both sides' moves (on 2026-12-05, 10,000 playouts took 0.28 s a move there; 20,000 took 0.86 s in
     games against obook). Returns the count (rounded to hundreds) and the seconds a move measured."""
-    games = CALIBRATION_GAMES if games is None else games
-    start = CALIBRATION_PLAYOUTS if start is None else start
     records = []
     with tempfile.TemporaryDirectory() as scratch:
         run_match(obook, pachi_engine(pachi, None, start, options),

@@ -3,6 +3,7 @@ finishes on the board and is counted by the referee and by GNU Go. Skips without
 ``scripts/build_pachi.sh`` installs (``.cache/pachi/pachi``, or ``pachi`` on the PATH); it never
 downloads or builds anything."""
 
+import argparse
 import json
 import os
 import shutil
@@ -18,8 +19,7 @@ from obook.gtp.match import MatchError
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import pachi_match  # noqa: E402
-from pachi_match import budget_key, calibrate_pachi, gnugo_count, pachi_count, pachi_engine  # noqa: E402
+from pachi_match import budget_key, calibrate_pachi, gnugo_count, obook_engine, pachi_count, pachi_engine  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -48,15 +48,13 @@ def test_each_budget_is_recorded_under_its_own_key():
 
 
 def test_pachi_playouts_are_a_count_or_auto():
-    import argparse
-
     assert pachi_count("21000") == 21000 and pachi_count("auto") == "auto"
     with pytest.raises(argparse.ArgumentTypeError, match="'fast'"):
         pachi_count("fast")
 
 
 def test_pachis_count_is_calibrated_to_the_seconds_in_games_against_obook(pachi_path):
-    obook = pachi_match.obook_engine("playouts=50,resign_threshold=0,seed=3", None, 50)
+    obook = obook_engine("playouts=50,resign_threshold=0,seed=3", None, 50)
     short, per_move = calibrate_pachi(Path(pachi_path), obook, 0.05, 1, "resign_threshold=0", games=1, start=600)
     # 600 playouts took per_move seconds a move: 0.05 s holds proportionally fewer (at least Pachi's 500)
     assert per_move > 0 and short == max(500, round(600 * 0.05 / per_move, -2))
