@@ -23,6 +23,7 @@ CASES = (
     ("playouts light", ["playouts", "--policy", "light"], ("playouts_per_second",)),
     ("playouts atari50", ["playouts", "--policy", "atari50"], ("playouts_per_second",)),
     ("playouts heavy", ["playouts", "--policy", "heavy"], ("playouts_per_second",)),
+    ("playouts heavy-moggy", ["playouts", "--policy", "heavy-moggy"], ("playouts_per_second",)),
     ("search default", ["search"], ("simulations_per_second", "simulations_per_cpu_second",
                                     "fresh_simulations_per_second")),
 )

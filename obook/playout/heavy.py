@@ -129,6 +129,14 @@ def build_pattern_table() -> np.ndarray:
 
 
 PATTERN_TABLE = build_pattern_table()
+# The same table as bits, 64 codes a word: 8 kB stays in the L1 cache beside the board while the
+# search's descent evicts the 64 kB of booleans.
+PATTERN_BITS = np.packbits(PATTERN_TABLE.reshape(-1, 64)[:, ::-1], axis=1).view(">u8").astype(np.uint64).ravel()
+
+
+@hot(inline="always")
+def pattern_matches(code):
+    return (PATTERN_BITS[code >> 6] >> np.uint64(code & 63)) & np.uint64(1) != np.uint64(0)
 
 
 @hot(inline="always")
@@ -274,7 +282,7 @@ def _pattern_moves(b, last, c, out, true_eyes):
     w = b.scalars[WIDTH]
     n = 0
     for p in (last - w - 1, last - w, last - w + 1, last - 1, last + 1, last + w - 1, last + w, last + w + 1):
-        if b.color[p] == EMPTY and PATTERN_TABLE[pattern_code(b, p)] and _playable_eyes(b, p, c, true_eyes):
+        if b.color[p] == EMPTY and pattern_matches(pattern_code(b, p)) and _playable_eyes(b, p, c, true_eyes):
             if liberties_after(b, p, c) >= 2:
                 out[n] = p
                 n += 1

@@ -16,7 +16,7 @@ from obook.playout.policies import (
     select_move,
 )
 from obook.go.tactics import nakade_self_atari, nakade_vital_point
-from obook.playout.heavy import _low_liberty_moves
+from obook.playout.heavy import PATTERN_TABLE, _low_liberty_moves, pattern_matches
 from obook.go.position import Position
 from obook.rng import make_rng
 
@@ -420,3 +420,20 @@ def test_heavy_moggy_connects_a_ko_after_the_threat():
 
     assert 0.35 < connects(HEAVY_MOGGY) < 0.6
     assert connects(HEAVY) < 0.2
+
+
+def test_pattern_bits_answer_as_the_table_for_every_code():
+    """The playouts read the 3x3 shapes from a bitset (8 kB, to stay in L1); it must say what the
+    boolean table built from the shapes says, code by code."""
+    from numba import njit
+
+    @njit
+    def all_matches(n):
+        out = np.zeros(n, np.bool_)
+        for code in range(n):
+            out[code] = pattern_matches(code)
+        return out
+
+    matches = all_matches(PATTERN_TABLE.shape[0])
+    assert 0 < PATTERN_TABLE.sum() < PATTERN_TABLE.shape[0]
+    assert np.array_equal(matches, PATTERN_TABLE)
