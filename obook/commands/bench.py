@@ -21,7 +21,7 @@ def register(subparsers) -> None:
     kinds = bench.add_subparsers(dest="bench_kind", metavar="KIND")
     playouts = kinds.add_parser("playouts", help="random playouts per second on one core")
     playouts.add_argument("--size", type=int, default=9, help="board size (default 9)")
-    playouts.add_argument("--policy", default="light", help="light, atari50, heavy, heavy-ladder or heavy-moggy")
+    playouts.add_argument("--policy", default="light", help="light, atari50, heavy, heavy-ladder, heavy-moggy or heavy-semeai")
     playouts.add_argument("--seconds", type=float, default=5.0, help="how long to measure (default 5)")
     playouts.add_argument("--komi", type=float, default=7.5, help="komi of the playouts' scores (default 7.5)")
     playouts.add_argument("--seed", type=int, default=1, help="random seed (default 1)")

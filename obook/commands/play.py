@@ -14,7 +14,7 @@ from obook.errors import ObookError
 def register(subparsers) -> None:
     parser = subparsers.add_parser("playout", help="play one seeded random game and print it")
     parser.add_argument("--size", type=int, default=9, help="board size (default 9)")
-    parser.add_argument("--policy", default="atari50", help="light, atari50, heavy, heavy-ladder or heavy-moggy")
+    parser.add_argument("--policy", default="atari50", help="light, atari50, heavy, heavy-ladder, heavy-moggy or heavy-semeai")
     parser.add_argument("--komi", type=float, default=7.5, help="komi of the result (default 7.5)")
     parser.add_argument("--seed", type=int, default=1, help="random seed: the same seed plays the same game (default 1)")
     parser.add_argument("--moves", default="", help="start from these moves, e.g. 'E5,C3'")

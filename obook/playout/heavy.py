@@ -25,6 +25,12 @@ games obook lost (docs/benchmarks.md, "Ko, nakade and false eyes in the playouts
 5. the random rule also plays a self-atari of a group that is a nakade (``nakade_self_atari``),
    and rules 3 and 5 fill false eyes (only true eyes, ``is_true_eye``, are refused).
 
+``heavy-semeai`` (an option) adds to ``heavy-moggy`` the defender's side of Pachi's 2-liberty check:
+when rule 2 finds an own string with two liberties next to the last move that cannot run, it
+captures a neighbouring opponent string in atari or ataris one with two liberties too
+(``_semeai_moves``). It costs 1-2% of the playouts' speed and was undecided at equal time
+(docs/benchmarks.md, "A 2-liberty capture race in the playouts").
+
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
 8 orientations and with either colour to move (shapes are good moves for both sides).
@@ -37,6 +43,7 @@ import itertools
 import numpy as np
 
 from obook.go.board import (
+    _next_mark,
     BLACK,
     BORDER,
     EMPTY,
@@ -244,7 +251,46 @@ def _save_atari_moves(b, last, c, out, ladders):
 
 
 @hot(inline="always")
-def _low_liberty_moves(b, last, c, out, libs):
+def _semeai_moves(b, r, c, out, n, libs):
+    """The defender's counter-attack of Pachi's ``group_2lib_check`` for the own string ``r`` with
+    two liberties: capture a neighbouring opponent string in atari, or atari one that has two
+    liberties too (a capture race of two liberties each, which extending alone loses). The
+    neighbours are gathered first (a mark on each root), then read: ``libs`` is three cells of
+    scratch, ``out[n:]`` takes the moves; returns the new count."""
+    w = b.scalars[WIDTH]
+    opp = 3 - c
+    end = out.shape[0]
+    gen = _next_mark(b)
+    found = 0
+    s = r
+    while True:
+        for e in (s - w, s - 1, s + 1, s + w):
+            if b.color[e] == opp:
+                g = b.root[e]
+                if b.mark[g] != gen and found < 4:
+                    b.mark[g] = gen
+                    out[end - 9 - found] = g
+                    found += 1
+        s = b.next_stone[s]
+        if s == r:
+            break
+    ko = b.scalars[KO_POINT]
+    for i in range(found):
+        g = out[end - 9 - i]
+        if in_atari(b, g):
+            cap = atari_liberty(b, g)
+            if cap != ko and is_legal(b, cap, c):
+                n = _push(out, n, cap)
+        elif string_liberties(b, g, libs) == 2:
+            for k in range(2):
+                x = libs[k]
+                if _playable(b, x, c) and liberties_after(b, x, c) >= 2:
+                    n = _push(out, n, x)
+    return n
+
+
+@hot(inline="always")
+def _low_liberty_moves(b, last, c, out, libs, semeai=False):
     """Two-liberty tactics around the last move (Fuego's "low liberty" rule): extend an own string
     the last move left with two liberties when that gives it three or more, and atari the last
     move's string when it has two liberties and could not run away from the atari."""
@@ -269,11 +315,15 @@ def _low_liberty_moves(b, last, c, out, libs):
             continue
         x0 = libs[0]
         x1 = libs[1]
+        before = n
         # Extending at one liberty keeps the other: three or more in all.
         if _playable(b, x0, c) and 1 + liberties_after_extending(b, x0, x1, r, c) >= 3:
             n = _push(out, n, x0)
         if _playable(b, x1, c) and 1 + liberties_after_extending(b, x1, x0, r, c) >= 3:
             n = _push(out, n, x1)
+        if semeai and n == before:
+            # It cannot run: a capture race, if a neighbour is as short of liberties.
+            n = _semeai_moves(b, r, c, out, n, libs)
     return n
 
 
@@ -361,10 +411,12 @@ def _ko_move(b, c, rng, out):
 
 
 @hot(inline="always")
-def heavy_move(b, rng, out, ladders, moggy):
+def heavy_move(b, rng, out, ladders, moggy, semeai=False):
     """The ``heavy`` policy's move for the side to move (see the module docstring); ``ladders``: the
     ``heavy-ladder`` variant (rule 1 reads first-line ladders); ``moggy``: the ``heavy-moggy``
-    variant (three rules of Pachi's moggy: ko fights, nakade, false eyes)."""
+    variant (three rules of Pachi's moggy: ko fights, nakade, false eyes); ``semeai``: with
+    ``moggy``, the ``heavy-semeai`` variant (an own string with two liberties next to the last move
+    also counter-attacks its neighbours, ``_semeai_moves``)."""
     c = b.scalars[TO_MOVE]
     last = b.scalars[LAST_MOVE]
     if moggy:
@@ -379,7 +431,7 @@ def heavy_move(b, rng, out, ladders, moggy):
                 n = _push(out, n, cap)
         if n > 0:
             return out[rand_below(rng, n)]
-        n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:])
+        n = _low_liberty_moves(b, last, c, out, out[out.shape[0] - 3:], semeai)
         if n > 0:
             return out[rand_below(rng, n)]
         if moggy:

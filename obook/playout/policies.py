@@ -16,7 +16,9 @@ New policies get a new constant below and a branch in ``select_move``; the loop 
   extended along the first line into a ladder that captures it (Pachi's default border-ladder check).
   ``HEAVY_MOGGY`` (``heavy-moggy``, the search's default): ``heavy`` plus three rules of Pachi's moggy
   (ko fights, nakade, false eyes; see ``heavy.py``). Its moves may fill a false eye of their own
-  (``is_true_eye``), so the contract's "own eyes" are true eyes for it.
+  (``is_true_eye``), so the contract's "own eyes" are true eyes for it. ``HEAVY_SEMEAI``
+  (``heavy-semeai``, an option): ``heavy-moggy`` whose own string with two liberties that cannot run
+  also counter-attacks a neighbour as short of liberties (Pachi's 2-liberty capture race).
 """
 
 from __future__ import annotations
@@ -48,8 +50,9 @@ ATARI50 = 1
 HEAVY = 2
 HEAVY_LADDER = 3
 HEAVY_MOGGY = 4
+HEAVY_SEMEAI = 5
 POLICY_NAMES = {"light": LIGHT, "atari50": ATARI50, "heavy": HEAVY, "heavy-ladder": HEAVY_LADDER,
-                "heavy-moggy": HEAVY_MOGGY}
+                "heavy-moggy": HEAVY_MOGGY, "heavy-semeai": HEAVY_SEMEAI}
 
 
 def policy_code(name: str) -> int:
@@ -120,6 +123,8 @@ def select_move(b, policy, rng, scratch):
         return heavy_move(b, rng, scratch, False, True)
     if policy == HEAVY_LADDER:
         return heavy_move(b, rng, scratch, True, False)
+    if policy == HEAVY_SEMEAI:
+        return heavy_move(b, rng, scratch, False, True, True)
     return _uniform_valid_move(b, c, rng, np.int32(-1))
 
 

@@ -31,7 +31,7 @@ class SearchConfig:
     # amaf: all-moves-as-first (GOBBLE); depth2: minimax over the means of (move, reply) leaves.
     # random: no search, a uniformly random legal move (the grid's zero-think benchmark player)
     algorithm: str = "uct"
-    policy: str = "heavy-moggy"  # playout policy: light, atari50, heavy, heavy-ladder or heavy-moggy (the strongest measured)
+    policy: str = "heavy-moggy"  # playout policy: light, atari50, heavy, heavy-ladder, heavy-moggy (the strongest measured) or heavy-semeai
     # --- selection (seed 001: UCB1 and the variance-aware UCB1-tuned) -------------------------
     selection: str = "ucb1"
     exploration: float = 0.2  # c in W/N + c*sqrt(ln N / n); small because RAVE explores

@@ -6,6 +6,7 @@ from scipy.stats import chisquare
 
 from obook.go import board as rules
 from obook.playout.policies import (
+    HEAVY_SEMEAI,
     ATARI50,
     HEAVY,
     HEAVY_LADDER,
@@ -236,12 +237,30 @@ def test_heavy_ataris_a_two_liberty_string_that_cannot_run():
     assert heavy_choices(position) == {"A1", "B2"}
 
 
-def low_liberty_moves(position: Position) -> set[str]:
+def low_liberty_moves(position: Position, semeai: bool = False) -> set[str]:
     board = position.board
     out = new_scratch(board)
     last = int(board.scalars[rules.LAST_MOVE])
-    n = _low_liberty_moves(board, last, position.to_move, out, out[out.shape[0] - 3:])
+    n = _low_liberty_moves(board, last, position.to_move, out, out[out.shape[0] - 3:], semeai)
     return {position.vertex(int(p)) for p in out[:n]}
+
+
+def test_semeai_rule_ataris_the_neighbour_in_a_two_liberty_race():
+    # Black B3 leaves White's B2-C2-B1 with two liberties, A2 and A1, and extending at A2 gives it
+    # only two (A3, A1): it cannot run. Black's C1-D1-D2 beside it has two liberties too, E1 and
+    # E2: heavy-semeai ataris it at E2 (E1 would be a self-atari) and wins the race; heavy-moggy's
+    # low-liberty rule has no answer (B3's string has three liberties).
+    position = after_last_move(
+        """
+        . . . . .
+        . . . . .
+        . . X O .
+        . O O X .
+        . O X X .
+        """, "B", "B3")
+    assert low_liberty_moves(position) == set()
+    assert low_liberty_moves(position, semeai=True) == {"E2"}
+    assert {position.vertex(p) for p in move_counts(position, HEAVY_SEMEAI, 50, seed=3)} == {"E2"}
 
 
 def test_low_liberty_rule_does_not_atari_a_string_that_runs_out():
