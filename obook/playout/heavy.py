@@ -29,7 +29,7 @@ games obook lost (docs/benchmarks.md, "Ko, nakade and false eyes in the playouts
 when rule 2 finds an own string with two liberties next to the last move that cannot run, it
 captures a neighbouring opponent string in atari or ataris one with two liberties too
 (``_semeai_moves``). It costs 1-2% of the playouts' speed and was undecided at equal time
-(docs/benchmarks.md, "A 2-liberty capture race in the playouts").
+(docs/benchmarks.md, "A 2-liberty capture race in the playouts, tried").
 
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
@@ -43,7 +43,6 @@ import itertools
 import numpy as np
 
 from obook.go.board import (
-    _next_mark,
     BLACK,
     BORDER,
     EMPTY,
@@ -56,6 +55,7 @@ from obook.go.board import (
     TO_MOVE,
     WHITE,
     WIDTH,
+    _next_mark,
     atari_liberty,
     compact_atari,
     in_atari,

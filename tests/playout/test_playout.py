@@ -6,11 +6,11 @@ from scipy.stats import chisquare
 
 from obook.go import board as rules
 from obook.playout.policies import (
-    HEAVY_SEMEAI,
     ATARI50,
     HEAVY,
     HEAVY_LADDER,
     HEAVY_MOGGY,
+    HEAVY_SEMEAI,
     LIGHT,
     new_scratch,
     playout_batch,
