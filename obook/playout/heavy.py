@@ -33,7 +33,8 @@ captures a neighbouring opponent string in atari or ataris one with two libertie
 
 The 3x3 neighbourhood is coded as 2 bits per neighbour (EMPTY, BLACK, WHITE, BORDER) in the order
 N, NE, E, SE, S, SW, W, NW; ``PATTERN_TABLE[code]`` says whether some shape matches, in any of the
-8 orientations and with either colour to move (shapes are good moves for both sides).
+8 orientations and with either colour to move (shapes are good moves for both sides); the playouts
+read it as bits (``pattern_matches``).
 """
 
 from __future__ import annotations
@@ -254,38 +255,32 @@ def _save_atari_moves(b, last, c, out, ladders):
 def _semeai_moves(b, r, c, out, n, libs):
     """The defender's counter-attack of Pachi's ``group_2lib_check`` for the own string ``r`` with
     two liberties: capture a neighbouring opponent string in atari, or atari one that has two
-    liberties too (a capture race of two liberties each, which extending alone loses). The
-    neighbours are gathered first (a mark on each root), then read: ``libs`` is three cells of
-    scratch, ``out[n:]`` takes the moves; returns the new count."""
+    liberties too (a capture race of two liberties each, which extending alone loses). Each
+    neighbour is read once (a mark on its root; nothing read here marks the board); ``libs`` is
+    three cells of scratch, ``out[n:]`` takes the moves; returns the new count."""
     w = b.scalars[WIDTH]
     opp = 3 - c
-    end = out.shape[0]
+    ko = b.scalars[KO_POINT]
     gen = _next_mark(b)
-    found = 0
     s = r
     while True:
         for e in (s - w, s - 1, s + 1, s + w):
-            if b.color[e] == opp:
-                g = b.root[e]
-                if b.mark[g] != gen and found < 4:
-                    b.mark[g] = gen
-                    out[end - 9 - found] = g
-                    found += 1
+            if b.color[e] != opp or b.mark[b.root[e]] == gen:
+                continue
+            g = b.root[e]
+            b.mark[g] = gen
+            if in_atari(b, g):
+                cap = atari_liberty(b, g)
+                if cap != ko and is_legal(b, cap, c):
+                    n = _push(out, n, cap)
+            elif string_liberties(b, g, libs) == 2:
+                for k in range(2):
+                    x = libs[k]
+                    if _playable(b, x, c) and liberties_after(b, x, c) >= 2:
+                        n = _push(out, n, x)
         s = b.next_stone[s]
         if s == r:
             break
-    ko = b.scalars[KO_POINT]
-    for i in range(found):
-        g = out[end - 9 - i]
-        if in_atari(b, g):
-            cap = atari_liberty(b, g)
-            if cap != ko and is_legal(b, cap, c):
-                n = _push(out, n, cap)
-        elif string_liberties(b, g, libs) == 2:
-            for k in range(2):
-                x = libs[k]
-                if _playable(b, x, c) and liberties_after(b, x, c) >= 2:
-                    n = _push(out, n, x)
     return n
 
 
