@@ -12,6 +12,12 @@ each specialisation of the playout loop it made the engine take ten minutes of C
 minute with LLVM's inlining, for the same speed: docs/benchmarks.md). Every function is compiled
 once per signature and LLVM inlines the machine-level code where it is asked to.
 
+Even without the counts a non-inlined call is dear when its arguments are tuples of arrays: numba
+passes every array as seven words (a board is 16 arrays, 112 words; the ladder reader's scratch 147),
+about 100 ns a call. A function called per child, per tree level or per playout move is therefore
+inlined; a function called once per expansion, playout or search may stay a call
+(docs/benchmarks.md, "Calls that pass a board").
+
 Where compiled code is cached: under a folder named after a digest of the engine's sources, found by
 ``ContentCacheLocator`` at the module's place inside the package, so that any copy of the same
 sources (another clone, a virtualenv, a Docker layer) loads what another compiled.

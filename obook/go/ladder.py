@@ -216,7 +216,7 @@ def atari_ladders(b, p, c, target, sc):
     return read_ladder(b, p, c, target, 3 - c, sc, LADDER_BUDGET)
 
 
-@hot
+@hot(inline="always")
 def ladder_units(b, p, c, sc):
     """Ladder evidence for the legal move ``p`` of ``c``: -1 when it extends an own string in atari
     into a working ladder, +1 when it starts one (ataris a two-liberty opponent string that the chase

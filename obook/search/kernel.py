@@ -192,7 +192,7 @@ def reward_for_black(score, params):
     return (1.0 - w) * win + w * (0.5 + 0.5 * math.tanh(score / 20.0))
 
 
-@hot
+@hot(inline="always")
 def _credit_amaf(tree, node, stamp, reward, played_stamp, credited):
     """Add an AMAF visit and ``reward`` to each child of ``node`` whose point ``played_stamp``
     marks with ``stamp`` (played first, later in this simulation, by the player to move at

@@ -97,7 +97,7 @@ def _distance_feature(b, p, q, base):
     return base + min(d, 17) - 2
 
 
-@hot
+@hot(inline="always")
 def move_features(b, p, c, before_last, out):
     """Write the table index of the move ``p`` of ``c``'s feature in each group to ``out[0:N_GROUPS]``
     (``ABSENT`` where it has none; ``out`` is int64[FEATURES_LEN], the rest scratch);
@@ -167,7 +167,7 @@ def move_features(b, p, c, before_last, out):
     out[7] = LINE + min(edge_line(b, p), 4)
 
 
-@hot
+@hot(inline="always")
 def log_strength(b, p, c, before_last, log_gamma, features):
     """The natural log of the strength of move ``p`` of ``c`` under the table ``log_gamma``
     (``features`` is int64[FEATURES_LEN] of scratch)."""

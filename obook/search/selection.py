@@ -59,7 +59,7 @@ def child_value(tree, child, log_parent, params):
                   tree.amaf_wins[child], log_parent, params)
 
 
-@hot
+@hot(inline="always")
 def child_values(tree, first, count, log_parent, params, values):
     """``values[k]`` = ``child_value`` of child ``first + k`` for ``k < count``, from contiguous
     slices (an index from 0 lets LLVM drop numba's negative-index check and vectorise)."""
@@ -72,7 +72,7 @@ def child_values(tree, first, count, log_parent, params, values):
         values[k] = _value(visits[k], wins[k], wins_sq[k], amaf_visits[k], amaf_wins[k], log_parent, params)
 
 
-@hot
+@hot(inline="always")
 def select_child(tree, node, params, values):
     """The child of ``node`` with the best ``child_value`` (the first of equals), among the first
     ``widening_a + N ** widening_b`` with progressive widening. ``values`` is scratch of at least
