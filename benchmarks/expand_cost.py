@@ -4,7 +4,7 @@ of nodes that a real search expanded.
     PYTHONPATH=CHECKOUT python benchmarks/expand_cost.py [--config SPEC] [--positions FILE]
 
 The positions come from a seeded search of ``--simulations`` from the empty board (the checkout's
-defaults): ``--count`` of its expanded nodes, each replayed from the root. The search depends on the
+default player): ``--count`` of its expanded nodes, each replayed from the root. The search depends on the
 checkout's code, so to compare two checkouts or two configurations on the same positions, pass the
 same ``--positions`` file to every run: the first run writes it (JSON: each position's moves), the
 others read it. Each position is expanded ``--repeats`` times in a row (its board stays in the
@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from obook.go.board import PASS, new_board, play
+from obook.go.position import Position
 from obook.jit import hot
-from obook.rng import make_rng
 from obook.search.config import SearchConfig
-from obook.search.kernel import expand, new_search_scratch, run_simulations
+from obook.search.kernel import expand, new_search_scratch
+from obook.search.mcts import MCTSPlayer
 from obook.search.tree import N_NODES, ROOT, new_tree
 
 
@@ -45,9 +46,9 @@ def expand_again(tree, b, params, sc, repeats):
 
 def searched_positions(simulations: int, count: int, seed: int) -> list[list[int]]:
     """The move sequences from the root to ``count`` nodes (not passes) a seeded search expanded."""
-    tree = new_tree(max(100_000, simulations * 30))
-    run_simulations(tree, new_board(9), new_board(9), SearchConfig().kernel_params(7.5), make_rng(seed),
-                    new_search_scratch(9), simulations)
+    player = MCTSPlayer(SearchConfig.from_spec(f"seed={seed}"))
+    player.genmove(Position(9, komi=7.5), playouts=simulations)
+    tree = player.tree
     expanded = [k for k in range(2, int(tree.meta[N_NODES]))
                 if tree.n_children[k] > 0 and tree.move[k] != PASS]
     picked = np.random.default_rng(seed).choice(expanded, min(count, len(expanded)), replace=False)

@@ -265,9 +265,11 @@ def _semeai_moves(b, r, c, out, n, libs):
     s = r
     while True:
         for e in (s - w, s - 1, s + 1, s + w):
-            if b.color[e] != opp or b.mark[b.root[e]] == gen:
+            if b.color[e] != opp:
                 continue
             g = b.root[e]
+            if b.mark[g] == gen:
+                continue
             b.mark[g] = gen
             if in_atari(b, g):
                 cap = atari_liberty(b, g)
