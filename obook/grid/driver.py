@@ -192,6 +192,10 @@ class Driver:
             except Exception as exc:  # noqa: BLE001 - a broker failure: the token expires, the next step resends
                 log.warning("cannot send %s %d (%s); retrying when its token expires", self.kind.unit, unit_id, exc)
                 break
+            if owner is not None:
+                log.info("%s %d resent: %s", self.kind.unit, unit_id,
+                         f"its lease ({owner}) expired" if expired else
+                         f"its token {owner} was seen {now - seen[unit_id, owner]:.1f} s ago and the broker has no message for it")
             sent.append(unit_id)
         return sent
 

@@ -130,9 +130,12 @@ def test_driver_starts_games_sends_them_once_and_never_exceeds_the_target(store)
 
 
 @pytest.mark.parametrize("unit", UNIT_BOOKS)
-def test_driver_resends_expired_leases_and_lost_messages(store, unit):
+def test_driver_resends_expired_leases_and_lost_messages(store, unit, caplog):
+    """Each resend says why in the driver's log: an operator reading it tells a lost message from
+    a vanished worker."""
     from obook.book.kinds import book_kind
 
+    caplog.set_level(logging.INFO, logger="obook.grid.driver")
     book = ensure_book(store, "r", UNIT_BOOKS[unit])
     target = 2 if unit == "game" else 1  # an empty minimax book has one expansion to schedule: its root's
     outbox = Outbox()
@@ -142,6 +145,10 @@ def test_driver_resends_expired_leases_and_lost_messages(store, unit):
     assert len(first.sent) == target
     again = driver.step()  # the broker holds none of the messages: lost, sent again under new tokens
     assert sorted(again.sent) == sorted(first.sent)
+    first_tokens = dict(outbox.sent[:target])
+    for uid in first.sent:
+        assert f"{unit} {uid} resent: its token {first_tokens[uid]} was seen" in caplog.text
+        assert "the broker has no message for it" in caplog.text
     tokens = {uid: tok for uid, tok in outbox.sent[-target:]}
     assert all(unit_lease(store, book, uid)[0] == tok for uid, tok in tokens.items())
 
@@ -152,6 +159,7 @@ def test_driver_resends_expired_leases_and_lost_messages(store, unit):
         conn.execute(update(table).where(table.c.id == unit_id).values(
             lease_owner="h:1:celery:dead", lease_until=utcnow() - dt.timedelta(seconds=1)))
     assert driver.step().sent == [unit_id]
+    assert f"{unit} {unit_id} resent: its lease (h:1:celery:dead) expired" in caplog.text
 
 
 @pytest.mark.parametrize("unit", UNIT_BOOKS)

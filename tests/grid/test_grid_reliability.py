@@ -98,6 +98,9 @@ def test_a_worker_clock_ten_minutes_off_resends_no_game(grid, offset):
     grid.slice_seconds = 0.02
     grid.start_worker(OBOOK_TEST_CLOCK_OFFSET=str(offset))
     grid.start_worker()
+    # A token that expires before any worker has loaded the engine is rightly sent again (CI saw it
+    # on a slow machine): start the driver once both workers are up, as the test above does.
+    wait_until(lambda: grid.sql("SELECT count(*) FROM workers")[0][0] >= 2, 180, what="both workers to announce")
     grid.start_driver("wclock", target, *TOKEN_OPTIONS)
     wait_until(lambda: grid.driver.poll() is not None, 240, what="the build to end")
     log = grid.logs_text()
