@@ -17,17 +17,19 @@ import sys
 from obook import __version__
 from obook.errors import ObookError
 
-COMMAND_MODULES = (
-    "obook.commands.bench",
-    "obook.commands.play",
-    "obook.commands.gtp",
-    "obook.commands.analysis",
-    "obook.commands.match",
-    "obook.commands.book",
-    "obook.commands.mines",
-    "obook.commands.learn",
-    "obook.commands.warmup",
-)
+# Each command module and the sub-commands it registers: ``obook CMD`` imports only CMD's module,
+# since importing them all (the store, numba, the grid) costs about a second before any work starts.
+COMMAND_MODULES = {
+    "obook.commands.bench": ("bench",),
+    "obook.commands.play": ("playout",),
+    "obook.commands.gtp": ("gtp",),
+    "obook.commands.analysis": ("analysis",),
+    "obook.commands.match": ("match",),
+    "obook.commands.book": ("build", "seed", "export", "lookup", "verify", "audit", "books", "db"),
+    "obook.commands.mines": ("mines",),
+    "obook.commands.learn": ("learn",),
+    "obook.commands.warmup": ("warm-up",),
+}
 # What `obook --help` shows: plain text for a terminal (the module docstring is for developers).
 DESCRIPTION = """\
 obook builds opening books for Go by Monte-Carlo self-play and search, looks positions up in them,
@@ -50,19 +52,33 @@ EXTRAS = {"fastapi": "service", "fastapi_offline": "service", "starlette": "serv
           "celery": "grid", "kombu": "grid", "redis": "grid", "psycopg": "postgres"}
 
 
-def command_modules() -> list[str]:
-    """The engine's command modules, then those the installed front ends declare."""
+def command_modules(command: str | None = None) -> list[str]:
+    """The modules that register ``command``: its own when it is known (an engine command, or a front
+    end's entry point, named by the command), else every one (the engine's, then the front ends')."""
     from importlib.metadata import entry_points  # lazy: read once, when the sub-commands are registered
 
-    return list(COMMAND_MODULES) + sorted(ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINT_GROUP))
+    front_ends = {ep.name: ep.value.split(":")[0] for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    for module, commands in COMMAND_MODULES.items():
+        if command in commands:
+            return [module]
+    if command in front_ends:
+        return [front_ends[command]]
+    return list(COMMAND_MODULES) + sorted(set(front_ends.values()))
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command_named(argv: list[str]) -> str | None:
+    """The sub-command ``argv`` names: its first word when that is not an option."""
+    return argv[0] if argv and not argv[0].startswith("-") else None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of ``obook``; given the command line, with only the sub-command it names (all of
+    them for ``obook --help``, an unknown command or none)."""
     parser = argparse.ArgumentParser(prog="obook", description=DESCRIPTION, epilog=EXAMPLES,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"obook {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in command_modules():
+    for name in command_modules(None if argv is None else _command_named(argv)):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -74,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -117,7 +117,7 @@ def _load_engine(**_kwargs) -> None:
 
 @worker_process_init.connect
 def _process_started(**_kwargs) -> None:
-    forget_stores()  # engines inherited from the parent must not be shared
+    forget_stores(close=False)  # engines inherited from the parent: neither shared nor closed (the parent's)
     _state.update(owner=None, stop=False, players={}, quarantined=None)
     signal.signal(STOP_SIGNAL, lambda *_: _state.update(stop=True))
     try:

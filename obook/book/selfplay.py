@@ -80,12 +80,19 @@ def mutation_config(book: BookInfo, seconds: float | None = None) -> SearchConfi
     return SearchConfig.from_spec(book.search or None, seconds=per_move, processes=1)
 
 
-def warm_up(policies: tuple[str, ...] = ("heavy", "light")) -> None:
+def warm_up(policies: tuple[str, ...] = ("heavy", "light"), when_cold_only: bool = False) -> None:
     """Load (or compile) the engine's jitted code once, in a parent process before it starts its
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
     compiler while it holds a lease and several do not compile the same code at once. When it has
-    to compile, it says so on stderr, step by step."""
-    compile_engine(policies, progress=None if is_warm() else sys.stderr)
+    to compile, it says so on stderr, step by step. A parent that spawns its players (the embedded
+    build) passes ``when_cold_only``: each spawned process loads the code it uses from the cache, so
+    the parent's own load of a warm cache (a second of CPU) would serve nothing; a forking parent
+    (Celery's pool) loads it once for all its children."""
+    if is_warm():
+        if not when_cold_only:
+            compile_engine(policies)
+        return
+    compile_engine(policies, progress=sys.stderr)
 
 
 @dataclass

@@ -352,26 +352,34 @@ def _build_with_display(plan, build, unit: str) -> object:
     def render():
         return Group(progress, state["table"])
 
-    with Live(render(), console=console, refresh_per_second=4, transient=False) as live:
-        def on_status(s) -> None:
-            eta = s.eta_seconds
-            progress.update(task, completed=min(s.finished, plan.target),
-                            rate=f"{s.rate_per_hour:.0f} {unit}s/hour"
-                                 + (f", ETA {_duration(eta)}" if eta is not None and eta > 0 else "")
-                                 + (f", {s.nodes} nodes" if s.nodes is not None else "")
-                                 + f", {s.in_progress} in progress")
-            table = Table(show_header=bool(s.sequences), header_style="bold", box=None, padding=(0, 1))
-            table.add_column("worker")
-            table.add_column(unit)
-            table.add_column("position being searched" if unit == "expansion" else "sequence being explored")
-            for worker, game_id, moves in sorted(s.sequences)[:8]:
-                words = moves.split()
-                shown = " ".join(words[:14]) + (f" … ({len(words)} moves)" if len(words) > 14 else "")
-                table.add_row(worker, str(game_id), shown or "(empty board)")
-            state["table"] = table
-            live.update(render())
+    # Started at the first status, after the build has forked its workers: its refresh thread must
+    # not exist in the process they are copied from (obook.book.build.process_context).
+    live = Live(render(), console=console, refresh_per_second=4, transient=False)
 
+    def on_status(s) -> None:
+        if not live.is_started:
+            live.start()
+        eta = s.eta_seconds
+        progress.update(task, completed=min(s.finished, plan.target),
+                        rate=f"{s.rate_per_hour:.0f} {unit}s/hour"
+                             + (f", ETA {_duration(eta)}" if eta is not None and eta > 0 else "")
+                             + (f", {s.nodes} nodes" if s.nodes is not None else "")
+                             + f", {s.in_progress} in progress")
+        table = Table(show_header=bool(s.sequences), header_style="bold", box=None, padding=(0, 1))
+        table.add_column("worker")
+        table.add_column(unit)
+        table.add_column("position being searched" if unit == "expansion" else "sequence being explored")
+        for worker, game_id, moves in sorted(s.sequences)[:8]:
+            words = moves.split()
+            shown = " ".join(words[:14]) + (f" … ({len(words)} moves)" if len(words) > 14 else "")
+            table.add_row(worker, str(game_id), shown or "(empty board)")
+        state["table"] = table
+        live.update(render())
+
+    try:
         return build(plan, on_status=on_status)
+    finally:
+        live.stop()
 
 
 def _duration(seconds: float) -> str:

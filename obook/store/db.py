@@ -244,10 +244,12 @@ class Store:
                 "run `obook db upgrade` (back it up first)"
             )
 
-    def dispose(self) -> None:
-        self.engine.dispose()
+    def dispose(self, close: bool = True) -> None:
+        """Drop the pooled connections; ``close=False`` in a forked child, whose inherited
+        connections are the parent's to close (SQLAlchemy's ``Engine.dispose(close=False)``)."""
+        self.engine.dispose(close=close)
         if self.writer is not self.engine:
-            self.writer.dispose()
+            self.writer.dispose(close=close)
 
 
 def postgres_connect_args(statement_timeout: float | None = None) -> dict:
@@ -328,8 +330,9 @@ def open_store(url: str | None = None, check: bool = True, pre_ping: bool = True
     return store
 
 
-def forget_stores() -> None:
-    """Drop every engine of this process (after a fork, or in tests)."""
+def forget_stores(close: bool = True) -> None:
+    """Drop every engine of this process: in tests, or after a fork with ``close=False`` (closing
+    a connection inherited from the parent would end the parent's session too)."""
     for store in _STORES.values():
-        store.dispose()
+        store.dispose(close=close)
     _STORES.clear()

@@ -244,6 +244,34 @@ def test_every_option_of_every_command_has_help():
     assert missing == []
 
 
+def subcommands(parser: argparse.ArgumentParser) -> set[str]:
+    return set(next(a for a in parser._actions if a.dest == "command").choices)
+
+
+def test_a_command_line_registers_only_the_module_of_its_command():
+    """``obook CMD`` imports only CMD's module (importing them all cost about a second before any
+    work); the map of modules to commands must name every command its module registers, and each
+    front end must declare an entry point for every command it registers."""
+    import importlib
+    from importlib.metadata import entry_points
+
+    from obook.cli import COMMAND_MODULES, ENTRY_POINT_GROUP, build_parser
+
+    every = subcommands(build_parser())
+    front_ends = {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    declared = {command: module for module, commands in COMMAND_MODULES.items() for command in commands}
+    assert set(declared) | set(front_ends) == every
+    for command in every:
+        module = declared.get(command) or front_ends[command]
+        registered = subcommands(build_parser([command, "--help"]))
+        assert command in registered and registered <= every, (command, registered)
+        sub = argparse.ArgumentParser().add_subparsers(dest="command")
+        importlib.import_module(module).register(sub)
+        assert registered == set(sub.choices), (command, module)
+    assert subcommands(build_parser(["no-such-command"])) == every  # argparse then lists every choice
+    assert subcommands(build_parser(["--version"])) == every
+
+
 def test_top_level_help_is_plain_text_with_examples(capsys):
     from obook.cli import main
 
