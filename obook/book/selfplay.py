@@ -85,9 +85,9 @@ def warm_up(policies: tuple[str, ...] = ("heavy", "light"), when_cold_only: bool
     players (the embedded build's processes, a grid worker's pool), so that no player stalls on the
     compiler while it holds a lease and several do not compile the same code at once. When it has
     to compile, it says so on stderr, step by step. A parent that spawns its players (the embedded
-    build) passes ``when_cold_only``: each spawned process loads the code it uses from the cache, so
-    the parent's own load of a warm cache (a second of CPU) would serve nothing; a forking parent
-    (Celery's pool) loads it once for all its children."""
+    build off Linux) passes ``when_cold_only``: each spawned process loads the code it uses from the
+    cache, so the parent's own load of a warm cache (a second of CPU) would serve nothing; a forking
+    parent (the embedded build on Linux, Celery's pool) loads it once for all its children."""
     if is_warm():
         if not when_cold_only:
             compile_engine(policies)
